@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var agentbox string // the binary under test, built once
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "agentbox-cli-")
+	if err != nil {
+		panic(err)
+	}
+	agentbox = filepath.Join(dir, "agentbox")
+	if out, err := exec.Command("go", "build", "-o", agentbox, ".").CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func cli(t *testing.T, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
+	cmd := exec.Command(agentbox, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	status = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		status = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), status
+}
+
+func TestExitStatuses(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		status int
+		stderr string
+	}{
+		{"own status", []string{"run", "--isolation", "process", "--", "sh", "-c", "exit 7"}, 7, ""},
+		{"signal", []string{"run", "--isolation", "process", "--", "sh", "-c", "kill -TERM $$"}, 128 + 15, ""},
+		{"timeout", []string{"run", "--isolation", "process", "--timeout", "200ms", "--", "sleep", "10"}, 124, "timeout"},
+		{"not found", []string{"run", "--isolation", "process", "--", "no-such-command-agentbox"}, 127, "not found"},
+		{"not executable", []string{"run", "--isolation", "process", "--", "/etc/hostname"}, 126, "cannot execute"},
+		{"no command", []string{"run"}, 125, "no command given"},
+		{"bad size", []string{"run", "--memory", "12Q", "--", "true"}, 125, `invalid size "12Q"`},
+		{"bad duration", []string{"run", "--timeout", "soon", "--", "true"}, 125, "--timeout"},
+		{"bad isolation", []string{"run", "--isolation", "vm", "--", "true"}, 125, "use process or namespace"},
+		{"bad env", []string{"run", "--env", "NOVALUE", "--", "true"}, 125, "KEY=VALUE"},
+		{"unknown flag", []string{"run", "--frobnicate", "--", "true"}, 125, "unknown flag"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, status := cli(t, tc.args...)
+			if status != tc.status {
+				t.Fatalf("status %d, want %d; stderr %q", status, tc.status, stderr)
+			}
+			if !strings.Contains(stderr, tc.stderr) {
+				t.Fatalf("stderr %q does not say %q", stderr, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestJSONIsOneObject(t *testing.T) {
+	stdout, _, status := cli(t, "run", "--isolation", "process", "--json", "--", "sh", "-c", "echo out; echo err >&2; exit 3")
+	if status != 3 {
+		t.Fatalf("status %d", status)
+	}
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	var res map[string]any
+	if err := dec.Decode(&res); err != nil {
+		t.Fatal(err)
+	}
+	if dec.More() {
+		t.Fatalf("more than one JSON value on stdout: %q", stdout)
+	}
+	for _, k := range []string{"exit_code", "signal", "timed_out", "cancelled", "oom_killed", "limit", "stdout", "stderr", "stdout_truncated", "stderr_truncated", "stdout_bytes", "stderr_bytes", "duration_ms", "cpu_user_ms", "cpu_sys_ms", "memory_peak_bytes", "survivors", "isolation"} {
+		if _, ok := res[k]; !ok {
+			t.Errorf("field %s missing", k)
+		}
+	}
+	if res["stdout"] != "out\n" || res["stderr"] != "err\n" || res["exit_code"] != 3.0 {
+		t.Fatalf("result %v", res)
+	}
+}
+
+// SIGTERM to agentbox mid-run kills the whole tree, including a setsid daemon, before
+// agentbox exits.
+func TestSIGTERMToAgentboxKillsTree(t *testing.T) {
+	ws := t.TempDir()
+	cmd := exec.Command(agentbox, "run", "--isolation", "process", "--workspace", ws, "--kill-grace", "200ms", "--",
+		"sh", "-c", `sleep 300 & echo $! >> pids; setsid sh -c 'echo $$ >> pids; exec sleep 301' & wait`)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(ws, "pids")
+	deadline := time.Now().Add(5 * time.Second)
+	var pids []int
+	for time.Now().Before(deadline) && len(pids) < 2 {
+		time.Sleep(20 * time.Millisecond)
+		b, _ := os.ReadFile(pidFile)
+		pids = pids[:0]
+		for _, f := range strings.Fields(string(b)) {
+			n, _ := strconv.Atoi(f)
+			pids = append(pids, n)
+		}
+	}
+	if len(pids) < 2 {
+		t.Fatalf("processes did not start: %v", pids)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 128+15 {
+		t.Fatalf("agentbox exit: %v, want status 143", err)
+	}
+	for _, pid := range pids {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && !strings.Contains(string(b), ") Z ") {
+			t.Fatalf("process %d survived: %s", pid, b)
+		}
+	}
+}
+
+// Flag parsing never panics and either rejects input or yields a valid spec.
+func FuzzRunFlags(f *testing.F) {
+	for _, s := range []string{"--memory 1G", "--timeout -1s", "--pids x", "--output-limit 99999999999999999999", "--env =", "--cpus NaN", "--open-files 3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cmd, o := newRunCmd()
+		if err := cmd.ParseFlags(strings.Fields(s)); err != nil {
+			return
+		}
+		o.spec.Argv = []string{"true"}
+		if err := o.validate(); err != nil {
+			return
+		}
+		l := o.spec.Limits
+		if l.Memory < 0 || l.Pids < 0 || l.OutputLimit < 0 || l.OutputTotal < 0 || l.FileSize < 0 || l.OpenFiles < 0 || l.Timeout < 0 || l.CPUs < 0 {
+			t.Fatalf("accepted negative limits from %q: %+v", s, l)
+		}
+	})
+}

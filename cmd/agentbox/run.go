@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentbox/agentbox/internal/runner"
+)
+
+type runOptions struct {
+	spec      runner.Spec
+	stdin     string
+	isolation string
+	json      bool
+}
+
+func runCmd() *cobra.Command {
+	cmd, _ := newRunCmd()
+	return cmd
+}
+
+// newRunCmd returns the run command and the options its flags fill in.
+func newRunCmd() (*cobra.Command, *runOptions) {
+	o := &runOptions{}
+	l := &o.spec.Limits
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- CMD [ARG...]",
+		Short: "Run one command in a sandbox under limits",
+		Long: `Run executes CMD directly (no shell) with a minimal environment (PATH, HOME,
+LANG=C.UTF-8, TMPDIR, plus --env), resource limits, captured and streamed output, and a
+kill that takes the whole process tree when it times out, is cancelled or exceeds a limit.
+
+Exit status: the command's own; 128+N if it died by signal N; 124 if it timed out;
+125 if agentbox failed; 126 if CMD is not executable; 127 if it was not found.
+With --json, one JSON object describing the run is printed on stdout instead of the
+command's output.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("no command given: use agentbox run [flags] -- CMD [ARG...]")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.spec.Argv = args
+			return runMain(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.SetInterspersed(false)
+	f.StringVar(&o.spec.Workspace, "workspace", "", "host directory to work in (default: the current directory)")
+	f.StringVar(&o.spec.Cwd, "cwd", "", "directory relative to the workspace to start in")
+	f.StringVar(&o.stdin, "stdin", "", "file to feed as standard input, or - for agentbox's own (default: /dev/null)")
+	f.StringArrayVar(&o.spec.Env, "env", nil, "KEY=VALUE added to the minimal environment (repeatable)")
+	f.DurationVar(&l.Timeout, "timeout", runner.DefaultTimeout, "wall-clock limit")
+	f.DurationVar(&l.CPUTime, "cpu-time", 0, "CPU time limit per process (0: none)")
+	f.Var(sizeValue{&l.Memory}, "memory", "memory limit, e.g. 512M (0: none)")
+	f.Var(countValue{&l.Pids}, "pids", "process limit (0: none)")
+	f.Float64Var(&l.CPUs, "cpus", 0, "CPU quota in cores, e.g. 0.5 (namespace isolation; 0: none)")
+	f.Var(sizeValue{&l.OutputLimit}, "output-limit", "bytes of each stream kept in the result, head and tail (default 1M)")
+	f.Var(sizeValue{&l.OutputTotal}, "output-total", "bytes of output over both streams after which the run is killed (default 64M)")
+	f.Var(sizeValue{&l.FileSize}, "file-size", "largest file the command may write (default 1G)")
+	f.Var(countValue{&l.OpenFiles}, "open-files", "open file limit per process (default 1024)")
+	f.DurationVar(&l.KillGrace, "kill-grace", runner.DefaultKillGrace, "time between SIGTERM and SIGKILL when a run is ended")
+	f.StringVar(&o.spec.StdoutFile, "stdout-file", "", "also write the full stdout to this file (up to --output-total)")
+	f.StringVar(&o.spec.StderrFile, "stderr-file", "", "also write the full stderr to this file (up to --output-total)")
+	f.StringVar(&o.isolation, "isolation", string(runner.IsolationProcess), "process or namespace")
+	f.BoolVar(&o.json, "json", false, "print one JSON object describing the run instead of streaming output")
+	f.BoolVar(&o.spec.Sandbox.WriteWorkspace, "write", false, "bind the workspace read-write instead of copy-on-write (namespace isolation)")
+	f.StringVar(&o.spec.Sandbox.RootFS, "rootfs", "", "system tree to use instead of the host's /usr, /bin, /lib (namespace isolation)")
+	f.StringVar(&o.spec.Sandbox.DiffOut, "diff-out", "", "write the workspace changes as a unified diff to this file (namespace isolation)")
+	f.Var(sizeValue{&o.spec.Sandbox.TmpSize}, "tmp-size", "size of the sandbox's /tmp (namespace isolation; default 256M)")
+	return cmd, o
+}
+
+// validate checks what the flags alone cannot.
+func (o *runOptions) validate() error {
+	o.spec.Isolation = runner.Isolation(o.isolation)
+	for _, kv := range o.spec.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fmt.Errorf("--env %q: use KEY=VALUE", kv)
+		}
+	}
+	return o.spec.Validate()
+}
+
+func runMain(ctx context.Context, o *runOptions) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	switch o.stdin {
+	case "":
+	case "-":
+		o.spec.Stdin = os.Stdin
+	default:
+		f, err := os.Open(o.stdin)
+		if err != nil {
+			return fmt.Errorf("--stdin: %w", err)
+		}
+		defer f.Close()
+		o.spec.Stdin = f
+	}
+	if !o.json {
+		o.spec.Stdout, o.spec.Stderr = os.Stdout, os.Stderr
+	}
+
+	// SIGINT and SIGTERM cancel the run: the whole tree is killed before we exit.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	var got syscall.Signal
+	go func() {
+		if s, ok := <-sigs; ok {
+			got = s.(syscall.Signal)
+			cancel()
+		}
+	}()
+
+	res, err := runner.Run(ctx, o.spec)
+	if res == nil {
+		return err // invalid spec: cobra prints it, exit 125
+	}
+	if o.json {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetEscapeHTML(false)
+		if e := enc.Encode(res); e != nil {
+			return e
+		}
+	} else if res.Error != "" {
+		fmt.Fprintf(os.Stderr, "agentbox: %s\n", res.Error)
+	} else if res.Limit != runner.LimitNone {
+		fmt.Fprintf(os.Stderr, "agentbox: run ended by the %s limit\n", res.Limit)
+	}
+	status := res.ExitStatus()
+	if res.Cancelled && got != 0 {
+		status = 128 + int(got)
+	}
+	return exitError{status}
+}

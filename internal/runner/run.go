@@ -1,0 +1,300 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrSetup wraps failures of agentbox itself to set up or tear down a run; the Result
+// then has exit code 125.
+var ErrSetup = errors.New("agentbox setup failed")
+
+// child is a started command: a process tree at the process level, or a sandbox.
+type child interface {
+	// wait blocks until the command's main process has exited.
+	wait() exitInfo
+	// signal sends sig to every process of the run.
+	signal(sig syscall.Signal)
+	// cleanup ends whatever of the run is still alive (SIGTERM, grace, SIGKILL; grace 0
+	// kills at once) and returns only when nothing is left or it has given up.
+	cleanup(grace time.Duration) cleanupInfo
+}
+
+type exitInfo struct {
+	status  syscall.WaitStatus
+	usage   usage
+	waitErr error
+}
+
+type cleanupInfo struct {
+	survivors int
+	usage     usage // of processes reaped during cleanup
+	oom       bool
+	pidsHit   bool
+	cgroup    *usage // cgroup-wide figures, which supersede the sum where present
+	err       error
+}
+
+type usage struct {
+	user, sys time.Duration
+	maxRSS    int64 // bytes
+}
+
+func (u *usage) add(o usage) {
+	u.user += o.user
+	u.sys += o.sys
+	u.maxRSS = max(u.maxRSS, o.maxRSS)
+}
+
+// stdio is what the child's descriptors 0-2 are, plus what the parent must close.
+type stdio struct {
+	stdin, stdout, stderr *os.File
+}
+
+// Run executes spec and returns how it ended. It returns only after every process of the
+// run is gone (or Result.Survivors says how many could not be killed). A non-nil error
+// means the spec was invalid (ErrInvalidSpec; no Result) or agentbox itself failed
+// (ErrSetup; the Result has exit code 125). A command that cannot be found or executed is
+// not an error of Run: its Result has exit code 127 or 126.
+func Run(ctx context.Context, spec Spec) (*Result, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	s := spec.withDefaults()
+	res := &Result{Isolation: s.Isolation}
+	started := time.Now()
+	defer func() { res.DurationMS = time.Since(started).Milliseconds() }()
+
+	stdin, closeStdin, err := openStdin(s.Stdin)
+	if err != nil {
+		return setupFailed(res, err)
+	}
+	defer closeStdin()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return setupFailed(res, err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return setupFailed(res, err)
+	}
+	outFile, err := createOutputFile(s.StdoutFile)
+	if err == nil {
+		defer closeIfNotNil(outFile)
+		var errFile *os.File
+		errFile, err = createOutputFile(s.StderrFile)
+		if err == nil {
+			defer closeIfNotNil(errFile)
+			return runWith(ctx, s, res, stdio{stdin, outW, errW}, outR, errR, outFile, errFile)
+		}
+	}
+	for _, f := range []*os.File{outR, outW, errR, errW} {
+		f.Close()
+	}
+	return setupFailed(res, err)
+}
+
+func runWith(ctx context.Context, s Spec, res *Result, io stdio, outR, errR *os.File, outFile, errFile *os.File) (*Result, error) {
+	defer outR.Close()
+	defer errR.Close()
+	ch, err := start(s, io, res)
+	// The child holds its own copies of the write ends; ours must go so EOF can come.
+	io.stdout.Close()
+	io.stderr.Close()
+	if err != nil {
+		var se *startError
+		if errors.As(err, &se) {
+			res.ExitCode, res.Error = se.status, se.Error()
+			return res, nil
+		}
+		return setupFailed(res, err)
+	}
+
+	var stop stopper
+	stop.init()
+	outCap, errCap := newCapture(s.Limits.OutputLimit), newCapture(s.Limits.OutputLimit)
+	budget := &outputBudget{left: s.Limits.OutputTotal, onOver: func() { stop.stop(LimitOutput, false) }}
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); pump(outR, outCap, s.Stdout, writerOf(outFile), budget) }()
+	go func() { defer readers.Done(); pump(errR, errCap, s.Stderr, writerOf(errFile), budget) }()
+
+	timer := time.AfterFunc(s.Limits.Timeout, func() { stop.stop(LimitTimeout, false) })
+	defer timer.Stop()
+	ctxDone := context.AfterFunc(ctx, func() { stop.stop(LimitNone, true) })
+	defer ctxDone()
+
+	exited := make(chan exitInfo, 1)
+	go func() { exited <- ch.wait() }()
+
+	var ei exitInfo
+	select {
+	case ei = <-exited:
+	case <-stop.done:
+		// Ending early: TERM the whole tree, give it the grace, then KILL.
+		ch.signal(syscall.SIGTERM)
+		select {
+		case ei = <-exited:
+		case <-time.After(s.Limits.KillGrace):
+			ch.signal(syscall.SIGKILL)
+			ei = <-exited
+		}
+	}
+	grace := s.Limits.KillGrace
+	if stop.stopped() {
+		grace = 0 // the tree already had its grace
+	}
+	ci := ch.cleanup(grace)
+
+	// Every writer is gone now; anything still holding a pipe escaped us, so bound the
+	// wait for EOF instead of hanging on it.
+	deadline := time.Now().Add(time.Second)
+	outR.SetReadDeadline(deadline)
+	errR.SetReadDeadline(deadline)
+	readers.Wait()
+
+	fillResult(res, s, ei, ci, &stop)
+	res.Stdout, res.StdoutTruncated, res.StdoutBytes = outCap.result()
+	res.Stderr, res.StderrTruncated, res.StderrBytes = errCap.result()
+	if ci.err != nil {
+		res.Error = ci.err.Error()
+		return res, fmt.Errorf("%w: cleanup: %w", ErrSetup, ci.err)
+	}
+	if ei.waitErr != nil {
+		res.Error = ei.waitErr.Error()
+		return res, fmt.Errorf("%w: wait: %w", ErrSetup, ei.waitErr)
+	}
+	return res, nil
+}
+
+func fillResult(res *Result, s Spec, ei exitInfo, ci cleanupInfo, stop *stopper) {
+	ws := ei.status
+	switch {
+	case ws.Exited():
+		res.ExitCode = ws.ExitStatus()
+	case ws.Signaled():
+		res.ExitCode = 128 + int(ws.Signal())
+		res.Signal = signalName(ws.Signal())
+	}
+	u := ei.usage
+	u.add(ci.usage)
+	if ci.cgroup != nil {
+		u = *ci.cgroup
+	}
+	res.CPUUserMS, res.CPUSysMS, res.MemoryPeakBytes = u.user.Milliseconds(), u.sys.Milliseconds(), u.maxRSS
+	res.Survivors = ci.survivors
+	res.OOMKilled = ci.oom
+	res.Limit, res.Cancelled = stop.reason()
+	res.TimedOut = res.Limit == LimitTimeout
+	if res.Limit != LimitNone || res.Cancelled {
+		return
+	}
+	switch {
+	case ci.oom:
+		res.Limit = LimitMemory
+	case ws.Signaled() && ws.Signal() == syscall.SIGXCPU,
+		ws.Signaled() && ws.Signal() == syscall.SIGKILL && s.Limits.CPUTime > 0 && u.user+u.sys >= s.Limits.CPUTime:
+		res.Limit = LimitCPU
+	case ws.Signaled() && ws.Signal() == syscall.SIGXFSZ:
+		res.Limit = LimitFileSize
+	case ci.pidsHit && res.ExitCode != 0:
+		res.Limit = LimitPids
+	}
+}
+
+// stopper records the first reason a run was ended early.
+type stopper struct {
+	once      sync.Once
+	done      chan struct{}
+	mu        sync.Mutex
+	limit     Limit
+	cancelled bool
+}
+
+func (s *stopper) init() { s.done = make(chan struct{}) }
+
+func (s *stopper) stop(l Limit, cancelled bool) {
+	s.once.Do(func() {
+		s.mu.Lock()
+		s.limit, s.cancelled = l, cancelled
+		s.mu.Unlock()
+		close(s.done)
+	})
+}
+
+func (s *stopper) stopped() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *stopper) reason() (Limit, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limit, s.cancelled
+}
+
+func setupFailed(res *Result, err error) (*Result, error) {
+	res.ExitCode = StatusInternal
+	res.Error = err.Error()
+	return res, fmt.Errorf("%w: %w", ErrSetup, err)
+}
+
+// startError is a command that could not be executed: not found or not executable.
+type startError struct {
+	status int
+	err    error
+}
+
+func (e *startError) Error() string { return e.err.Error() }
+func (e *startError) Unwrap() error { return e.err }
+
+// devNull is opened once and shared: every child reading it reads nothing.
+var (
+	devNullOnce sync.Once
+	devNull     *os.File
+	devNullErr  error
+)
+
+func openStdin(r io.Reader) (*os.File, func(), error) {
+	switch f := r.(type) {
+	case nil:
+		devNullOnce.Do(func() { devNull, devNullErr = os.Open(os.DevNull) })
+		return devNull, func() {}, devNullErr
+	case *os.File:
+		return f, func() {}, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	go func() {
+		io.Copy(pw, r) // the child may stop reading; EPIPE ends the copy
+		pw.Close()
+	}()
+	return pr, func() { pr.Close() }, nil
+}
+
+func writerOf(f *os.File) io.Writer {
+	if f == nil {
+		return nil
+	}
+	return f
+}
+
+func closeIfNotNil(f *os.File) {
+	if f != nil {
+		f.Close()
+	}
+}

@@ -1,0 +1,227 @@
+// Package runner runs one command under agentbox's execution contract: an exact
+// environment, resource limits, streamed output captured with bounded memory, a wall
+// timeout, cancellation, a kill that takes the whole process tree, and a Result that says
+// precisely how the command ended. Other packages (the environment service, the agent's
+// tools, the grader) run code only through it.
+//
+// It intentionally does not invoke a shell: Argv is executed directly. Isolation from
+// the host is not its job at the process level; the namespace level delegates to
+// package sandbox.
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"time"
+)
+
+// Isolation names how strongly a command is separated from the host.
+type Isolation string
+
+const (
+	// IsolationProcess runs the command as a child process in its own session with
+	// rlimits. It contains accidents, not attackers.
+	IsolationProcess Isolation = "process"
+	// IsolationNamespace runs the command in fresh namespaces with a read-only root,
+	// a copy-on-write workspace, no network, seccomp, Landlock and a cgroup.
+	IsolationNamespace Isolation = "namespace"
+)
+
+// Limit names what ended a run, in Result.Limit.
+type Limit string
+
+const (
+	LimitNone     Limit = ""
+	LimitTimeout  Limit = "timeout"
+	LimitCPU      Limit = "cpu"
+	LimitMemory   Limit = "memory"
+	LimitPids     Limit = "pids"
+	LimitOutput   Limit = "output"
+	LimitFileSize Limit = "file_size"
+)
+
+// Defaults applied by Spec.withDefaults when a field is zero.
+const (
+	DefaultTimeout     = 10 * time.Minute
+	DefaultKillGrace   = 2 * time.Second
+	DefaultOutputLimit = 1 << 20  // captured per stream
+	DefaultOutputTotal = 64 << 20 // hard total over both streams
+	DefaultOpenFiles   = 1024
+	DefaultFileSize    = 1 << 30
+)
+
+// Limits bounds one run. A zero field takes the default above or means "no limit" where
+// no default is listed (CPUTime, Memory, Pids, CPUs).
+type Limits struct {
+	Timeout     time.Duration // wall clock
+	CPUTime     time.Duration // CPU seconds per process (RLIMIT_CPU); cgroup-wide where present
+	Memory      int64         // bytes: cgroup memory (namespace) or RLIMIT_AS (process)
+	Pids        int64         // processes: cgroup pids (namespace) or RLIMIT_NPROC (process)
+	CPUs        float64       // CPU quota in cores (namespace only)
+	FileSize    int64         // largest file a process may write (RLIMIT_FSIZE)
+	OpenFiles   int64         // RLIMIT_NOFILE
+	OutputLimit int64         // bytes of each stream kept in the Result (head and tail)
+	OutputTotal int64         // bytes over both streams after which the run is killed
+	KillGrace   time.Duration // between SIGTERM and SIGKILL
+}
+
+// Spec describes one command to run.
+type Spec struct {
+	Argv []string
+	// Env holds KEY=VALUE entries layered over the minimal default (PATH, HOME, LANG,
+	// TMPDIR); nothing is inherited from agentbox's own environment.
+	Env []string
+	// Workspace is the host directory the command works in (the current directory if
+	// empty). At the namespace level it appears as /workspace, copy-on-write.
+	Workspace string
+	// Cwd is a directory relative to the workspace to start in.
+	Cwd string
+	// Stdin feeds the command; nil means /dev/null. An *os.File is passed directly.
+	Stdin io.Reader
+	// Stdout and Stderr, when set, receive the streams live as they are produced.
+	Stdout, Stderr io.Writer
+	// StdoutFile and StderrFile, when set, receive the full streams on disk, up to
+	// Limits.OutputTotal. They are created afresh and never followed if a link.
+	StdoutFile, StderrFile string
+	Limits                 Limits
+	Isolation              Isolation
+	Sandbox                SandboxOptions
+}
+
+// SandboxOptions apply at the namespace level only.
+type SandboxOptions struct {
+	// WriteWorkspace binds the workspace read-write instead of copy-on-write.
+	WriteWorkspace bool
+	// RootFS replaces the host's system directories with this tree.
+	RootFS string
+	// TmpSize bounds the sandbox's /tmp (default 256 MiB).
+	TmpSize int64
+	// DiffOut, when set, receives the workspace changes as a unified diff.
+	DiffOut string
+}
+
+// DefaultPath is the PATH a command gets unless Env sets one.
+const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// DefaultEnv returns the minimal environment: PATH, HOME, LANG and TMPDIR, followed by
+// extra ("K=V" entries), which override the defaults with the same key.
+func DefaultEnv(home, tmp string, extra ...string) []string {
+	env := []string{"PATH=" + DefaultPath, "HOME=" + home, "LANG=C.UTF-8", "TMPDIR=" + tmp}
+	for _, kv := range extra {
+		k, _, _ := strings.Cut(kv, "=")
+		out := env[:0]
+		for _, e := range env {
+			if ek, _, _ := strings.Cut(e, "="); ek != k {
+				out = append(out, e)
+			}
+		}
+		env = append(out, kv)
+	}
+	return env
+}
+
+// ErrInvalidSpec wraps every validation failure of a Spec.
+var ErrInvalidSpec = errors.New("invalid run spec")
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidSpec, fmt.Sprintf(format, args...))
+}
+
+// Validate reports the first problem with s, naming the field and what to do.
+func (s *Spec) Validate() error {
+	if len(s.Argv) == 0 || s.Argv[0] == "" {
+		return invalid("no command: give the program to run after --")
+	}
+	for _, a := range s.Argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return invalid("argument %q contains a NUL byte", a)
+		}
+	}
+	for _, kv := range s.Env {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || strings.ContainsAny(k, "\x00") || strings.IndexByte(kv, 0) >= 0 {
+			return invalid("environment entry %q: use KEY=VALUE with a non-empty key and no NUL", kv)
+		}
+	}
+	if s.Cwd != "" {
+		if path.IsAbs(s.Cwd) {
+			return invalid("cwd %q must be relative to the workspace", s.Cwd)
+		}
+		if c := path.Clean(s.Cwd); c == ".." || strings.HasPrefix(c, "../") {
+			return invalid("cwd %q leaves the workspace", s.Cwd)
+		}
+	}
+	l := s.Limits
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"timeout", l.Timeout}, {"cpu-time", l.CPUTime}, {"kill-grace", l.KillGrace}} {
+		if d.v < 0 {
+			return invalid("--%s %v is negative", d.name, d.v)
+		}
+	}
+	if l.CPUTime > 0 && l.CPUTime < time.Second {
+		return invalid("--cpu-time %v is below the kernel's 1s granularity", l.CPUTime)
+	}
+	for _, n := range []struct {
+		name string
+		v    int64
+	}{{"memory", l.Memory}, {"pids", l.Pids}, {"file-size", l.FileSize}, {"open-files", l.OpenFiles}, {"output-limit", l.OutputLimit}, {"output-total", l.OutputTotal}} {
+		if n.v < 0 {
+			return invalid("--%s %d is negative", n.name, n.v)
+		}
+	}
+	if l.Memory > 0 && l.Memory < 1<<20 {
+		return invalid("--memory %d is below 1M; nothing useful runs in less", l.Memory)
+	}
+	if l.OpenFiles > 0 && l.OpenFiles < 4 {
+		return invalid("--open-files %d leaves no room for stdin, stdout and stderr; use 4 or more", l.OpenFiles)
+	}
+	if l.CPUs < 0 {
+		return invalid("--cpus %v is negative", l.CPUs)
+	}
+	if l.OutputTotal > 0 && l.OutputLimit > l.OutputTotal {
+		return invalid("--output-limit %d exceeds --output-total %d", l.OutputLimit, l.OutputTotal)
+	}
+	switch s.Isolation {
+	case "", IsolationProcess, IsolationNamespace:
+	default:
+		return invalid("isolation %q: use process or namespace", s.Isolation)
+	}
+	if s.Isolation == IsolationProcess {
+		if s.Sandbox.WriteWorkspace || s.Sandbox.RootFS != "" || s.Sandbox.DiffOut != "" || l.CPUs != 0 {
+			return invalid("--write, --rootfs, --diff-out and --cpus need --isolation namespace")
+		}
+	}
+	return nil
+}
+
+// withDefaults returns a copy of s with zero limits replaced by the defaults.
+func (s Spec) withDefaults() Spec {
+	l := &s.Limits
+	if l.Timeout == 0 {
+		l.Timeout = DefaultTimeout
+	}
+	if l.KillGrace == 0 {
+		l.KillGrace = DefaultKillGrace
+	}
+	if l.OutputTotal == 0 {
+		l.OutputTotal = DefaultOutputTotal
+	}
+	if l.OutputLimit == 0 {
+		l.OutputLimit = min(DefaultOutputLimit, l.OutputTotal)
+	}
+	if l.OpenFiles == 0 {
+		l.OpenFiles = DefaultOpenFiles
+	}
+	if l.FileSize == 0 {
+		l.FileSize = DefaultFileSize
+	}
+	if s.Isolation == "" {
+		s.Isolation = IsolationNamespace
+	}
+	return s
+}
