@@ -160,7 +160,11 @@ func (c *procChild) wait() exitInfo {
 	if err != nil {
 		return exitInfo{waitErr: err}
 	}
-	return exitInfo{status: syscall.WaitStatus(ws), usage: usageOf(&ru)}
+	ei := exitInfo{code: ws.ExitStatus(), usage: usageOf(&ru)}
+	if ws.Signaled() {
+		ei.sig = ws.Signal()
+	}
+	return ei
 }
 
 // wait4 retries on EINTR (the Go runtime's own signals interrupt it).

@@ -27,9 +27,12 @@ type child interface {
 }
 
 type exitInfo struct {
-	status  syscall.WaitStatus
-	usage   usage
-	waitErr error
+	code     int            // exit code, when sig is 0
+	sig      syscall.Signal // the signal that killed the main process, or 0
+	usage    usage
+	startErr *startError // the command could not be executed (127, 126)
+	waitErr  error       // agentbox failed (125)
+	landlock int         // Landlock ABI enforced
 }
 
 type cleanupInfo struct {
@@ -153,6 +156,10 @@ func runWith(ctx context.Context, s Spec, res *Result, io stdio, outR, errR *os.
 		grace = 0 // the tree already had its grace
 	}
 	ci := ch.cleanup(grace)
+	if ei.startErr != nil {
+		ei.code = ei.startErr.status
+		res.Error = ei.startErr.Error()
+	}
 
 	// Every writer is gone now; anything still holding a pipe escaped us, so bound the
 	// wait for EOF instead of hanging on it.
@@ -176,14 +183,13 @@ func runWith(ctx context.Context, s Spec, res *Result, io stdio, outR, errR *os.
 }
 
 func fillResult(res *Result, s Spec, ei exitInfo, ci cleanupInfo, stop *stopper) {
-	ws := ei.status
-	switch {
-	case ws.Exited():
-		res.ExitCode = ws.ExitStatus()
-	case ws.Signaled():
-		res.ExitCode = 128 + int(ws.Signal())
-		res.Signal = signalName(ws.Signal())
+	sig := ei.sig
+	res.ExitCode = ei.code
+	if sig != 0 {
+		res.ExitCode = 128 + int(sig)
+		res.Signal = signalName(sig)
 	}
+	res.LandlockABI = ei.landlock
 	u := ei.usage
 	u.add(ci.usage)
 	if ci.cgroup != nil {
@@ -200,10 +206,10 @@ func fillResult(res *Result, s Spec, ei exitInfo, ci cleanupInfo, stop *stopper)
 	switch {
 	case ci.oom:
 		res.Limit = LimitMemory
-	case ws.Signaled() && ws.Signal() == syscall.SIGXCPU,
-		ws.Signaled() && ws.Signal() == syscall.SIGKILL && s.Limits.CPUTime > 0 && u.user+u.sys >= s.Limits.CPUTime:
+	case sig == syscall.SIGXCPU,
+		sig == syscall.SIGKILL && s.Limits.CPUTime > 0 && u.user+u.sys >= s.Limits.CPUTime:
 		res.Limit = LimitCPU
-	case ws.Signaled() && ws.Signal() == syscall.SIGXFSZ:
+	case sig == syscall.SIGXFSZ:
 		res.Limit = LimitFileSize
 	case ci.pidsHit && res.ExitCode != 0:
 		res.Limit = LimitPids

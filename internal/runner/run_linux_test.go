@@ -144,10 +144,12 @@ func TestKillGraceEscalatesToSIGKILL(t *testing.T) {
 
 func TestCPULimit(t *testing.T) {
 	res := runProc(t, Spec{Argv: sh(`while :; do :; done`), Limits: Limits{CPUTime: time.Second, Timeout: 20 * time.Second}})
-	if res.Limit != LimitCPU {
-		t.Fatalf("limit %q signal %v, want cpu", res.Limit, res.Signal)
+	if res.Limit != LimitCPU || res.Signal == nil || *res.Signal != "SIGXCPU" {
+		t.Fatalf("limit %q signal %v, want cpu by SIGXCPU", res.Limit, res.Signal)
 	}
-	if res.CPUUserMS+res.CPUSysMS < 900 {
+	// The kernel checks CPU limits on its tick and rusage splits user and system time by
+	// sampling, so the figure is near, not exactly, the limit.
+	if used := res.CPUUserMS + res.CPUSysMS; used < 500 || used > 3000 {
 		t.Fatalf("cpu used %d+%d ms, want about 1000", res.CPUUserMS, res.CPUSysMS)
 	}
 }
