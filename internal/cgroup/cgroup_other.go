@@ -1,0 +1,34 @@
+//go:build !linux
+
+package cgroup
+
+// Detect reports that there are no cgroups.
+func Detect() Info {
+	return Info{Parent: DefaultParent, Reason: "cgroups exist only on Linux"}
+}
+
+// New validates opts, then fails with ErrUnsupported.
+func New(opts Options) (*Cgroup, error) {
+	if _, err := opts.normalize(); err != nil {
+		return nil, err
+	}
+	return nil, ErrUnsupported
+}
+
+// Reap fails with ErrUnsupported.
+func Reap(parent, prefix string) ([]string, error) { return nil, ErrUnsupported }
+
+// AddProc fails with ErrUnsupported.
+func (c *Cgroup) AddProc(pid int) error { return ErrUnsupported }
+
+// FD fails with ErrUnsupported.
+func (c *Cgroup) FD() (int, error) { return -1, ErrUnsupported }
+
+// Kill fails with ErrUnsupported.
+func (c *Cgroup) Kill() error { return ErrUnsupported }
+
+// Stats fails with ErrUnsupported.
+func (c *Cgroup) Stats() (Stats, error) { return Stats{}, ErrUnsupported }
+
+// Delete fails with ErrUnsupported.
+func (c *Cgroup) Delete() error { return ErrUnsupported }

@@ -1,0 +1,167 @@
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// helperEnv makes the test binary act as a child process: see runHelper.
+const helperEnv = "AGENTBOX_CGROUP_TEST_HELPER"
+
+// testParent keeps this test binary's groups apart from real runs and from other
+// test binaries running at the same time.
+var testParent = fmt.Sprintf("agentbox-test-%d", os.Getpid())
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		runHelper(mode)
+		return
+	}
+	// The runtime opens its poller's descriptors on first use of a pipe; do that
+	// before counting so they do not look like a leak.
+	if r, w, err := os.Pipe(); err == nil {
+		r.Close()
+		w.Close()
+	}
+	fds := countFDs()
+	code := m.Run()
+	leakErr := checkLeaks(fds)
+	// Remove the test groups whatever happened, so a failed run leaves nothing.
+	left, groupErr := removeTestGroups()
+	if len(left) > 0 {
+		groupErr = errors.Join(fmt.Errorf("test groups left behind: %v", left), groupErr)
+	}
+	if err := errors.Join(leakErr, groupErr); err != nil && code == 0 {
+		fmt.Fprintln(os.Stderr, "leak:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// runHelper is the child side of the tests. Every mode first blocks on one byte of
+// stdin: the start gate the parent opens after AddProc, so the work below always
+// runs inside the group.
+func runHelper(mode string) {
+	var gate [1]byte
+	if _, err := os.Stdin.Read(gate[:]); err != nil {
+		os.Exit(3)
+	}
+	switch mode {
+	case "alloc": // touch 200 MiB of anonymous memory
+		b := make([]byte, 200<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		fmt.Println("allocated", len(b))
+	case "spin-wall": // spin for AGENTBOX_SPIN of wall time
+		d, _ := time.ParseDuration(os.Getenv("AGENTBOX_SPIN"))
+		for end := time.Now().Add(d); time.Now().Before(end); {
+		}
+	case "spin-cpu": // spin until this process has used AGENTBOX_SPIN of CPU
+		d, _ := time.ParseDuration(os.Getenv("AGENTBOX_SPIN"))
+		for cpuTime() < d {
+			for i := range 10_000_000 { // stay in user space between getrusage calls
+				sink += i
+			}
+		}
+	case "sleep":
+		time.Sleep(time.Hour)
+	default:
+		os.Exit(4)
+	}
+	os.Exit(0)
+}
+
+var sink int
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func countFDs() int {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	return len(ents)
+}
+
+// checkLeaks reports a child process or descriptor that a test left behind.
+func checkLeaks(fds int) error {
+	if kids := children(); len(kids) > 0 {
+		return fmt.Errorf("child processes left: %v", kids)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for countFDs() > fds && time.Now().Before(deadline) {
+		runtime.GC() // finalizers close forgotten *os.File; we want to see them anyway
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := countFDs(); n > fds {
+		return fmt.Errorf("%d file descriptors open, %d at start", n, fds)
+	}
+	return nil
+}
+
+// removeTestGroups kills and removes every group under testParent, then
+// testParent itself, in the v1 hierarchies and the cgroup2 mount. It returns the
+// groups it found.
+func removeTestGroups() ([]string, error) {
+	l, err := readLayout()
+	if err != nil {
+		return nil, nil // no cgroups: nothing can have been left
+	}
+	layouts := []layout{l}
+	if l.unified != "" && l.version() == 1 { // TestV2Core uses the cgroup2 mount too
+		layouts = append(layouts, layout{mode: ModeV2, unified: l.unified})
+	}
+	var left []string
+	var errs []error
+	for _, l := range layouts {
+		names, err := reap(l, testParent, "") // every group: they are all ours
+		left = append(left, names...)
+		errs = append(errs, err)
+		for _, dir := range parentDirs(l, testParent) {
+			errs = append(errs, rmdir(dir))
+		}
+	}
+	return left, errors.Join(errs...)
+}
+
+// children lists the live or unreaped children of this process.
+func children() []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, _ := procStat(pid); ppid == os.Getpid() {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// procStat returns the parent pid and state letter of pid, or 0 and "" when it is
+// gone.
+func procStat(pid int) (ppid int, state string) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, ""
+	}
+	// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0, ""
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	return ppid, f[0]
+}

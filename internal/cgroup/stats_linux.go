@@ -1,0 +1,101 @@
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"time"
+)
+
+// userHZ is the unit of cpuacct.stat: USER_HZ is 100 on every Linux architecture
+// (it is ABI, unlike the kernel's internal HZ).
+const userHZ = 100
+
+// Stats reads the group's usage. CPU time and the counters include tasks that have
+// already exited.
+func (c *Cgroup) Stats() (Stats, error) {
+	var s Stats
+	var err error
+	if c.version == 2 {
+		err = c.statsV2(&s)
+	} else {
+		err = c.statsV1(&s)
+	}
+	if err != nil {
+		return s, fmt.Errorf("cgroup %s: stats: %w", c.name, err)
+	}
+	return s, nil
+}
+
+func (c *Cgroup) statsV1(s *Stats) error {
+	if dir, ok := c.dirs[CPUAcct]; ok {
+		user, uerr := readInt(filepath.Join(dir, "cpuacct.usage_user"))
+		sys, serr := readInt(filepath.Join(dir, "cpuacct.usage_sys"))
+		if uerr == nil && serr == nil { // nanoseconds, Linux 4.6 and later
+			s.CPUUser, s.CPUSystem = time.Duration(user), time.Duration(sys)
+		} else {
+			st, err := readKeyed(filepath.Join(dir, "cpuacct.stat"))
+			if err != nil {
+				return err
+			}
+			s.CPUUser = time.Duration(st["user"]) * time.Second / userHZ
+			s.CPUSystem = time.Duration(st["system"]) * time.Second / userHZ
+		}
+	}
+	if dir, ok := c.dirs[Memory]; ok {
+		var err error
+		if s.MemoryPeak, err = readInt(filepath.Join(dir, "memory.max_usage_in_bytes")); err != nil {
+			return err
+		}
+		oom, err := readKeyed(filepath.Join(dir, "memory.oom_control"))
+		if err != nil {
+			return err
+		}
+		s.OOMKills = oom["oom_kill"] // Linux 4.13 and later
+	}
+	if dir, ok := c.dirs[Pids]; ok {
+		return readPids(dir, s)
+	}
+	return nil
+}
+
+func (c *Cgroup) statsV2(s *Stats) error {
+	// cpu.stat is there with or without the cpu controller.
+	st, err := readKeyed(filepath.Join(c.dir, "cpu.stat"))
+	if err != nil {
+		return err
+	}
+	s.CPUUser = time.Duration(st["user_usec"]) * time.Microsecond
+	s.CPUSystem = time.Duration(st["system_usec"]) * time.Microsecond
+	// The rest exists only when the controller is enabled (memory.peak: 5.19+).
+	if s.MemoryPeak, err = readInt(filepath.Join(c.dir, "memory.peak")); absent(err) {
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	ev, err := readKeyed(filepath.Join(c.dir, "memory.events"))
+	if err != nil && !absent(err) {
+		return err
+	}
+	s.OOMKills = ev["oom_kill"]
+	if exists(filepath.Join(c.dir, "pids.current")) {
+		return readPids(c.dir, s)
+	}
+	return nil
+}
+
+// readPids reads pids.events and pids.current, which have the same format on v1
+// and v2.
+func readPids(dir string, s *Stats) error {
+	ev, err := readKeyed(filepath.Join(dir, "pids.events"))
+	if err != nil {
+		return err
+	}
+	s.PidsLimitHits = ev["max"]
+	s.Pids, err = readInt(filepath.Join(dir, "pids.current"))
+	return err
+}
+
+func absent(err error) bool { return errors.Is(err, fs.ErrNotExist) }
