@@ -6,9 +6,6 @@ import "syscall"
 // against (rseq_slice_yield, the last in golang.org/x/sys v0.50.0).
 const maxReviewed = 471
 
-// setIDBits are S_ISUID and S_ISGID.
-const setIDBits = 0o6000
-
 // DefaultPolicy is the filter every sandboxed command runs under. Rules are grouped
 // by what they protect; each says why it exists. The whole list, with the errno of
 // each entry, is documented in THREAT-MODEL.md.
@@ -144,20 +141,6 @@ func DefaultPolicy() Policy {
 				"(CVE-2017-2636 n_hdlc double free)",
 		},
 	)
-
-	// Files the host may later execute: with --write the workspace is the host's own
-	// directory, bound so that the sandbox user owns what the host user owns.
-	for _, c := range []struct {
-		name string
-		mode int
-	}{{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2}, {"fchmodat2", 2}} {
-		r = append(r, Rule{
-			Syscall: c.name, Arg: argAnyBit(c.mode, setIDBits), Action: ActionErrno, Errno: errEPERM,
-			Why: "a setuid or setgid bit set on a file of a read-write workspace leaves the host a " +
-				"binary that runs as the workspace's owner (root, for a root-owned workspace); " +
-				"creating a file with those bits is already stripped by the kernel",
-		})
-	}
 
 	return Policy{Rules: r, MaxSyscall: maxReviewed}
 }
