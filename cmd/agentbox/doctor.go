@@ -1,18 +1,62 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentbox/agentbox/internal/sandbox"
 )
 
 func doctorCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Print which isolation mechanisms this host supports",
+		Long: `Doctor tries every mechanism namespace isolation uses (namespaces, overlayfs in a
+user namespace, Landlock, seccomp, cgroups) and prints what it found. It exits 0 when
+namespace isolation can run here, and 1 when a required mechanism is missing; agentbox
+run then refuses to start at that level unless --isolation process is given.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Println("isolation: process (namespace isolation arrives with the sandbox work)")
+			r := sandbox.Probe()
+			if asJSON {
+				enc := json.NewEncoder(os.Stdout)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(r); err != nil {
+					return err
+				}
+			} else {
+				w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(w, "MECHANISM\tREQUIRED\tSTATUS\tDETAIL")
+				for _, c := range r.Checks {
+					status := "ok"
+					if !c.OK {
+						status = "MISSING"
+					}
+					req := "no"
+					if c.Required {
+						req = "yes"
+					}
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", c.Name, req, status, c.Detail)
+				}
+				w.Flush()
+			}
+			if err := r.Err(); err != nil {
+				if !asJSON {
+					fmt.Fprintf(os.Stderr, "agentbox: namespace isolation cannot run here: %v\n", err)
+				}
+				return exitError{1}
+			}
+			if !asJSON {
+				fmt.Println("namespace isolation: available")
+			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
 }

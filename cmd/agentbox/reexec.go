@@ -1,5 +1,7 @@
 package main
 
-// reexecHooks runs the re-executed helpers (the sandbox init) when this binary was
-// started as one of them; otherwise it returns at once.
-func reexecHooks() {}
+import "github.com/agentbox/agentbox/internal/sandbox/nsinit"
+
+// reexecHooks runs the sandbox init when this binary was re-executed as one; otherwise
+// it returns at once.
+func reexecHooks() { nsinit.MaybeRun() }

@@ -2,12 +2,15 @@ package runner
 
 import (
 	"fmt"
+
+	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
 	"os"
 	"testing"
 )
 
 // TestMain fails the package if a test leaks a child process or a file descriptor.
 func TestMain(m *testing.M) {
+	nsinit.MaybeRun() // the test binary doubles as the sandbox init
 	// Start the runtime's poller (it keeps an epoll and an event descriptor) before counting.
 	if r, w, err := os.Pipe(); err == nil {
 		r.Close()

@@ -172,12 +172,12 @@ func runWith(ctx context.Context, s Spec, res *Result, io stdio, outR, errR *os.
 	res.Stdout, res.StdoutTruncated, res.StdoutBytes = outCap.result()
 	res.Stderr, res.StderrTruncated, res.StderrBytes = errCap.result()
 	if ci.err != nil {
-		res.Error = ci.err.Error()
+		res.ExitCode, res.Signal, res.Error = StatusInternal, nil, ci.err.Error()
 		return res, fmt.Errorf("%w: cleanup: %w", ErrSetup, ci.err)
 	}
 	if ei.waitErr != nil {
-		res.Error = ei.waitErr.Error()
-		return res, fmt.Errorf("%w: wait: %w", ErrSetup, ei.waitErr)
+		res.ExitCode, res.Signal, res.Error = StatusInternal, nil, ei.waitErr.Error()
+		return res, fmt.Errorf("%w: %w", ErrSetup, ei.waitErr)
 	}
 	return res, nil
 }

@@ -6,6 +6,9 @@ import "syscall"
 // against (rseq_slice_yield, the last in golang.org/x/sys v0.50.0).
 const maxReviewed = 471
 
+// setIDBits are S_ISUID and S_ISGID.
+const setIDBits = 0o6000
+
 // DefaultPolicy is the filter every sandboxed command runs under. Rules are grouped
 // by what they protect; each says why it exists. The whole list, with the errno of
 // each entry, is documented in THREAT-MODEL.md.
@@ -143,4 +146,31 @@ func DefaultPolicy() Policy {
 	)
 
 	return Policy{Rules: r, MaxSyscall: maxReviewed}
+}
+
+// WriteWorkspacePolicy is DefaultPolicy for a sandbox whose workspace is the host's own
+// directory bound read-write (--write). Files there are written through an idmapped
+// mount as the workspace's owner, often root: without these rules the sandbox could
+// leave a set-user-ID root program in the host's workspace (measured: chmod 4755 works
+// and the host sees -rwsr-xr-x root). The mode is a plain argument, so the filter sees
+// the value the kernel uses. openat2 passes it in memory the filter cannot read: it
+// gets ENOSYS, which makes callers fall back to openat. mkdir cannot set either bit.
+func WriteWorkspacePolicy() Policy {
+	p := DefaultPolicy()
+	why := "sets S_ISUID or S_ISGID on a file of the host's read-write workspace, owned " +
+		"there by the workspace's owner (often root)"
+	for _, c := range []struct {
+		name string
+		mode int
+	}{
+		{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2}, {"fchmodat2", 2},
+		{"open", 2}, {"openat", 3}, {"creat", 1}, {"mknod", 1}, {"mknodat", 2},
+	} {
+		p.Rules = append(p.Rules, Rule{
+			Syscall: c.name, Arg: argAnyBit(c.mode, setIDBits), Action: ActionErrno, Errno: errEPERM, Why: why,
+		})
+	}
+	p.Rules = append(p.Rules, Rule{Syscall: "openat2", Action: ActionErrno, Errno: errENOSYS,
+		Why: "its mode is in memory the filter cannot read (see open)"})
+	return p
 }

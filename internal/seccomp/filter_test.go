@@ -1,6 +1,7 @@
 package seccomp
 
 import (
+	"syscall"
 	"testing"
 )
 
@@ -172,6 +173,45 @@ func TestDefaultFilter(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := vm.run(t, tt.d); got != tt.want {
 				t.Errorf("%v: got %s, want %s", tt.d, verdict(got), verdict(tt.want))
+			}
+		})
+	}
+}
+
+// With --write, no call may give a workspace file a set-ID bit: the attacker suite
+// planted a setuid-root program in a root-owned host workspace before this policy.
+func TestWriteWorkspacePolicy(t *testing.T) {
+	def, err := Build(DefaultPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr, err := Build(WriteWorkspacePolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dvm, wvm := newFilterVM(t, def), newFilterVM(t, wr)
+	nr := func(name string) uint32 { return sysnumX86_64[name] }
+	for _, tc := range []struct {
+		name string
+		d    seccompData
+		want uint32
+	}{
+		{"chmod 4755", call(nr("chmod"), 0, 0o4755), errno(syscall.EPERM)},
+		{"chmod 2755 with high bits", call(nr("chmod"), 0, 1<<32|0o2755), errno(syscall.EPERM)},
+		{"fchmodat 6755", call(nr("fchmodat"), 0, 0, 0o6755), errno(syscall.EPERM)},
+		{"fchmodat2 4700", call(nr("fchmodat2"), 0, 0, 0o4700), errno(syscall.EPERM)},
+		{"openat O_CREAT 4755", call(nr("openat"), 0, 0, 0o100, 0o4755), errno(syscall.EPERM)},
+		{"mknodat 4644", call(nr("mknodat"), 0, 0, 0o104644), errno(syscall.EPERM)},
+		{"openat2", call(nr("openat2"), 0, 0, 0, 24), errno(syscall.ENOSYS)},
+		{"chmod 0755 allowed", call(nr("chmod"), 0, 0o755), allow},
+		{"openat 0644 allowed", call(nr("openat"), 0, 0, 0o100, 0o644), allow},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := wvm.run(t, tc.d); got != tc.want {
+				t.Fatalf("write policy: %s, want %s", verdict(got), verdict(tc.want))
+			}
+			if got := dvm.run(t, tc.d); got != allow {
+				t.Fatalf("default policy: %s, want allow", verdict(got))
 			}
 		})
 	}

@@ -1,0 +1,69 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/cgroup"
+)
+
+// CgroupPrefix starts the name of every sandbox's cgroup (cgroup.Reap takes it).
+const CgroupPrefix = "sandbox-"
+
+// newCgroup creates the sandbox's own cgroup with cfg's limits. Failing to get one
+// fails the sandbox: without it there is no whole-sandbox kill and no limit.
+func newCgroup(cfg Config) (*cgroup.Cgroup, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	cg, err := cgroup.New(cgroup.Options{
+		Name:        CgroupPrefix + hex.EncodeToString(b[:]),
+		MemoryBytes: cfg.Memory,
+		Pids:        cfg.Pids,
+		CPUs:        cfg.CPUs,
+	})
+	if err != nil {
+		var ce *cgroup.ControllerError
+		if errors.As(err, &ce) {
+			return nil, &MissingError{Mechanism: "cgroup controller " + ce.Controller, Err: err}
+		}
+		if errors.Is(err, cgroup.ErrUnsupported) {
+			return nil, &MissingError{Mechanism: "cgroups", Err: err}
+		}
+		return nil, fmt.Errorf("sandbox cgroup: %w", err)
+	}
+	return cg, nil
+}
+
+// Stats is the sandbox's usage as its cgroup counts it (every process, the init too).
+type Stats struct {
+	CPUUser, CPUSys time.Duration
+	// MemoryPeak is the largest memory use seen, in bytes (tmpfs included).
+	MemoryPeak int64
+	// OOMKills counts processes the OOM killer ended because of the memory limit.
+	OOMKills int64
+	// PidsLimitHits counts forks refused because of the pids limit.
+	PidsLimitHits int64
+	// Procs is the number of tasks in the sandbox now.
+	Procs int64
+}
+
+// Stats reads the sandbox's cgroup.
+func (s *Sandbox) Stats() (Stats, error) {
+	cs, err := s.cg.Stats()
+	if err != nil {
+		return Stats{}, fmt.Errorf("sandbox stats: %w", err)
+	}
+	return Stats{
+		CPUUser:       cs.CPUUser,
+		CPUSys:        cs.CPUSystem,
+		MemoryPeak:    cs.MemoryPeak,
+		OOMKills:      cs.OOMKills,
+		PidsLimitHits: cs.PidsLimitHits,
+		Procs:         cs.Pids,
+	}, nil
+}

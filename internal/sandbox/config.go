@@ -1,0 +1,75 @@
+package sandbox
+
+import "os"
+
+// Defaults filled in by Start for zero fields.
+const (
+	DefaultDir     = "/workspace"
+	DefaultTmpSize = 256 << 20
+	DefaultShmSize = 64 << 20
+)
+
+// Config describes one sandbox. The zero value (plus Argv) runs a command with no host
+// workspace, default tmpfs sizes, no memory or CPU limit and the inherited rlimits
+// (core dumps always off).
+type Config struct {
+	// Argv is the command; Argv[0] without a slash is looked up in PATH from Env.
+	Argv []string
+	// Env is the command's whole environment; nothing is inherited from the host.
+	Env []string
+	// Dir is the working directory inside the sandbox (DefaultDir when empty).
+	Dir string
+
+	// Workspace is the host directory shown at /workspace. By default it is the
+	// read-only lower layer of an overlay whose private upper layer (UpperDir) takes
+	// every write; with WorkspaceWrite it is bound read-write and writes reach the
+	// host. Empty: /workspace is an empty tmpfs of TmpSize.
+	Workspace      string
+	WorkspaceWrite bool
+	// StateDir is where the private upper layer is created (os.TempDir() when
+	// empty). KeepUpper keeps it after Destroy for the caller to read and remove.
+	StateDir  string
+	KeepUpper bool
+
+	// RootFS, if set, is a host directory whose usr, bin, lib… and etc entries are
+	// used instead of the host's own.
+	RootFS string
+
+	// TmpSize and ShmSize are the sizes of /tmp and /dev/shm in bytes.
+	TmpSize int64
+	ShmSize int64
+
+	// Cgroup limits: memory in bytes (swap off), number of tasks, CPUs (fractional
+	// quota). Zero means no limit of that kind; the cgroup exists regardless.
+	Memory int64
+	Pids   int64
+	CPUs   float64
+
+	// Rlimits apply to the command from its first instruction.
+	Rlimits Rlimits
+
+	// LoopbackTCP allows TCP bind and connect, for test suites that start a local
+	// server. The network namespace has only lo, so nothing leaves the sandbox
+	// either way; by default Landlock denies every TCP bind and connect.
+	LoopbackTCP bool
+}
+
+// Rlimits are the command's resource limits. A zero Rlimit leaves the limit as the
+// init inherited it. RLIMIT_CORE is always 0.
+type Rlimits struct {
+	CPU    Rlimit // seconds of CPU time: SIGXCPU at Soft, SIGKILL at Hard
+	FSize  Rlimit // bytes per file written
+	NoFile Rlimit // open file descriptors
+	NProc  Rlimit // processes and threads of the sandbox user, the init's included
+	AS     Rlimit // bytes of address space per process
+}
+
+// Rlimit is a soft and a hard limit. A zero Hard means Hard = Soft.
+type Rlimit struct {
+	Soft, Hard uint64
+}
+
+// Stdio are the command's standard streams. A nil file means /dev/null.
+type Stdio struct {
+	Stdin, Stdout, Stderr *os.File
+}

@@ -1,0 +1,108 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
+)
+
+// Terminate asks the init to send SIGTERM to every process of the sandbox (the
+// init forwards it with kill(-1), which from pid 1 reaches all of them). If the
+// command has not started yet it is terminated as soon as it has.
+func (s *Sandbox) Terminate() error {
+	s.ctlMu.Lock()
+	defer s.ctlMu.Unlock()
+	if s.ctl == nil {
+		return ErrDone
+	}
+	if _, err := s.ctl.Write([]byte{nsinit.CtlTerminate}); err != nil {
+		if errors.Is(err, syscall.EPIPE) {
+			return nil // the init is gone: nothing left to terminate
+		}
+		return fmt.Errorf("sandbox terminate: %w", err)
+	}
+	return nil
+}
+
+// Kill ends the sandbox at once: SIGKILL to the init, upon which the kernel kills
+// every process of its pid namespace, then the cgroup-wide kill for good measure.
+// Wait then reports Signal SIGKILL unless the command had already exited.
+func (s *Sandbox) Kill() error {
+	if s.destroyed.Load() {
+		return ErrDone
+	}
+	s.killed.Store(true)
+	var errs []error
+	if err := s.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		errs = append(errs, err)
+	}
+	if err := s.cg.Kill(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sandbox kill: %w", err)
+	}
+	return nil
+}
+
+// Destroy kills whatever is left, confirms through the cgroup that nothing survived,
+// removes the cgroup and, unless Config.KeepUpper, the private upper layer. Nothing
+// is unmounted on the host: every mount of the sandbox lives in its own mount
+// namespace and went away with it. survivors is the number of tasks still in the
+// cgroup after the kill, which must be 0.
+func (s *Sandbox) Destroy() (survivors int, err error) {
+	s.destroyMu.Lock()
+	defer s.destroyMu.Unlock()
+	if s.destroyed.Load() {
+		return 0, ErrDone
+	}
+	defer s.destroyed.Store(true)
+	var errs []error
+	// Kill the init before closing the control pipe: the close alone would also
+	// make the init kill everything, but then Wait would report the command as
+	// terminated by its own init.
+	s.killed.Store(true)
+	if err := s.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		errs = append(errs, err)
+	}
+	s.closeControl()
+	_, _ = s.Wait()
+	s.reapInit()
+	// The pid namespace died with its init; the cgroup-wide kill catches anything
+	// that would not have, and returns once the cgroup is empty.
+	if err := s.cg.Kill(); err != nil {
+		errs = append(errs, err)
+	}
+	st, err := s.cg.Stats()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	survivors = int(st.Pids)
+	if survivors == 0 {
+		if err := s.cg.Delete(); err != nil {
+			errs = append(errs, err)
+		}
+	} else {
+		errs = append(errs, fmt.Errorf("%d processes survived; cgroup %s kept", survivors, s.cg.Name()))
+	}
+	if s.state != "" {
+		if s.cfg.KeepUpper {
+			// The work directory is overlay's scratch space, of no use to a reader.
+			err = os.RemoveAll(filepath.Join(s.state, "work"))
+		} else {
+			err = os.RemoveAll(s.state)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.id.release()
+	if err := errors.Join(errs...); err != nil {
+		return survivors, fmt.Errorf("sandbox destroy: %w", err)
+	}
+	return survivors, nil
+}

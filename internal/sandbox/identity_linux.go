@@ -1,0 +1,148 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
+)
+
+// Host ids handed to sandboxes when agentbox runs as root: far above any real user or
+// subordinate-id range. Each sandbox gets its own, reserved in reserveDirs.
+const (
+	hostIDMin = 1 << 20
+	hostIDMax = 1 << 30
+)
+
+// reserveDirs hold one entry per host id in use. The first that exists (or can be
+// made) and is a root-owned 0700 directory is used; /tmp is the fallback, where the
+// ownership check defeats a directory planted by another user.
+var reserveDirs = []string{"/run/agentbox/ids", filepath.Join(os.TempDir(), "agentbox-ids")}
+
+// identity is who the sandbox user (uid/gid 1000 inside) is on the host.
+type identity struct {
+	uid, gid int
+	// root: agentbox runs as root and uid was picked for this sandbox.
+	root    bool
+	reserve string // reservation to remove at the end (root only)
+}
+
+// newIdentity picks the host ids. As root: a fresh random id reserved for this
+// sandbox, so no two sandboxes share a host uid and none is host root. Otherwise: the
+// caller's own ids (an unprivileged user can map nothing else).
+func newIdentity() (*identity, error) {
+	if os.Geteuid() != 0 {
+		return &identity{uid: os.Geteuid(), gid: os.Getegid()}, nil
+	}
+	dir, err := reserveDir()
+	if err != nil {
+		return nil, err
+	}
+	for range 64 {
+		var b [4]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		id := hostIDMin + int(binary.LittleEndian.Uint32(b[:])%(hostIDMax-hostIDMin))
+		p := filepath.Join(dir, strconv.Itoa(id))
+		err := os.Mkdir(p, 0o700)
+		if err == nil {
+			return &identity{uid: id, gid: id, root: true, reserve: p}, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("reserve host id: %w", err)
+		}
+	}
+	return nil, errors.New("reserve host id: no free id after 64 tries")
+}
+
+// reserveDir returns the first usable reservation directory.
+func reserveDir() (string, error) {
+	var errs []error
+	for _, d := range reserveDirs {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fi, err := os.Lstat(d)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !fi.IsDir() || !ok || st.Uid != 0 || fi.Mode().Perm()&0o077 != 0 {
+			errs = append(errs, fmt.Errorf("%s: not a private root-owned directory", d))
+			continue
+		}
+		return d, nil
+	}
+	return "", fmt.Errorf("reserve host id: %w", errors.Join(errs...))
+}
+
+// release frees the reservation.
+func (id *identity) release() {
+	if id.reserve != "" {
+		_ = os.Remove(id.reserve)
+		id.reserve = ""
+	}
+}
+
+// sysProcAttr returns the clone settings of the init: fresh namespaces, the single-id
+// mapping 1000 -> host id, no supplementary groups (as root; otherwise setgroups is
+// denied, as the kernel requires), the setup capabilities kept across execve, death
+// with its parent, and a session of its own.
+func (id *identity) sysProcAttr() *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS |
+			syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: nsinit.UID, HostID: id.uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: nsinit.GID, HostID: id.gid, Size: 1}},
+		Credential:  &syscall.Credential{Uid: nsinit.UID, Gid: nsinit.GID},
+		AmbientCaps: nsinit.InitCaps(),
+		Pdeathsig:   syscall.SIGKILL,
+		Setsid:      true,
+	}
+	if id.root {
+		// Clear the supplementary groups, so host group 0 does not follow the
+		// process in; that needs setgroups, which root may allow.
+		attr.GidMappingsEnableSetgroups = true
+		attr.Credential.Groups = []uint32{}
+	} else {
+		attr.Credential.NoSetGroups = true
+	}
+	return attr
+}
+
+// giveStdio hands the pipes among the command's stdio that agentbox made (owned by
+// root) to the sandbox's host uid. Such a pipe has mode 0600: the command can use the
+// descriptor it inherits, but reopening it through /dev/stdout (/proc/self/fd/1), as
+// many scripts do, fails with EACCES. runc does the same for a container's stdio.
+// Terminals and other users' pipes are left alone.
+func (id *identity) giveStdio(stdio Stdio) error {
+	if !id.root {
+		return nil
+	}
+	for _, f := range []*os.File{stdio.Stdin, stdio.Stdout, stdio.Stderr} {
+		if f == nil {
+			continue
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("stdio: %w", err)
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if fi.Mode()&os.ModeNamedPipe == 0 || !ok || st.Uid != 0 {
+			continue
+		}
+		if err := f.Chown(id.uid, id.gid); err != nil {
+			return fmt.Errorf("stdio: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+package sandbox
+
+import (
+	"sync"
+
+	"golang.org/x/net/bpf"
+
+	"github.com/agentbox/agentbox/internal/landlock"
+	"github.com/agentbox/agentbox/internal/seccomp"
+)
+
+// filter is the seccomp program every sandbox gets, built once.
+var filter = sync.OnceValues(func() ([]bpf.RawInstruction, error) {
+	return seccomp.Build(seccomp.DefaultPolicy())
+})
+
+// writeFilter is the program for a read-write workspace: no set-ID bits either.
+var writeFilter = sync.OnceValues(func() ([]bpf.RawInstruction, error) {
+	return seccomp.Build(seccomp.WriteWorkspacePolicy())
+})
+
+// requireMechanisms fails closed, naming the mechanism, when the host lacks one the
+// init will need, so the failure comes from Start rather than from a half-built
+// sandbox. (Namespaces show up when the init is cloned, cgroups when the sandbox's
+// is created.)
+func requireMechanisms() error {
+	if landlock.ABI() < 1 {
+		return &MissingError{Mechanism: "landlock", Err: landlock.ErrUnsupported}
+	}
+	if _, err := filter(); err != nil {
+		return &MissingError{Mechanism: "seccomp", Err: err}
+	}
+	if _, err := writeFilter(); err != nil {
+		return &MissingError{Mechanism: "seccomp", Err: err}
+	}
+	return nil
+}
+
+// devRW are the device nodes of the sandbox's /dev, which stay writable.
+var devRW = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+
+// ruleset is the sandbox's Landlock policy, as the init sees the new root: read and
+// execute everywhere, write only in /workspace, /tmp, /dev/shm and the device nodes;
+// no TCP bind or connect unless cfg allows loopback TCP (the network namespace has no
+// other interface); signals and abstract unix sockets confined to the sandbox.
+func ruleset(cfg *Config) landlock.Ruleset {
+	return landlock.Ruleset{
+		ReadExec:          []string{"/"},
+		ReadWrite:         []string{"/workspace", "/tmp", "/dev/shm"},
+		ReadWriteFiles:    devRW,
+		AllowAllTCP:       cfg.LoopbackTCP,
+		ScopeSignals:      true,
+		ScopeAbstractUnix: true,
+	}
+}

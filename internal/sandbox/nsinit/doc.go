@@ -1,0 +1,17 @@
+// Package nsinit is the init of a namespace sandbox: the agentbox binary re-executed by
+// package sandbox as "agentbox-init" inside fresh user, pid, mount, network, IPC and
+// UTS namespaces. It reads its whole configuration (a Spec) from one pipe, builds a
+// fresh read-only root on a tmpfs (host /usr, /bin, /lib… bound read-only, a generated
+// /etc, a fresh /proc with the runc masks, a minimal /dev, a size-limited /tmp and the
+// /workspace overlay), pivots into it, brings up loopback, drops its capabilities
+// (see dropCaps), sets no_new_privs, installs Landlock and then seccomp, starts the
+// command and stays pid 1 to reap everything, reporting setup failures (with the stage
+// that failed) and the command's exit status on a second pipe.
+//
+// It does nothing else: it chooses no policy (the Spec says what to mount and carries
+// the Landlock ruleset and the seccomp program the host built), never talks to the
+// host except through its two pipes, and creates no cgroup (the host places it in one
+// before it sends the Spec). Besides the init, MaybeRun hosts two tiny helpers the host
+// needs a process in a fresh user namespace for: a holder for idmapped mounts and the
+// overlay probe of sandbox.Probe.
+package nsinit

@@ -1,0 +1,197 @@
+package nsinit
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"golang.org/x/net/bpf"
+
+	"github.com/agentbox/agentbox/internal/landlock"
+)
+
+// Argv0 values under which the agentbox binary runs as one of this package's helpers.
+const (
+	// Argv0Init runs the sandbox init.
+	Argv0Init = "agentbox-init"
+	// Argv0Hold blocks until its stdin closes. The host starts it in a new user
+	// namespace to hold that namespace open while it creates an idmapped mount.
+	Argv0Hold = "agentbox-nshold"
+	// Argv0ProbeOverlay tries to mount an overlay inside a user namespace; Probe uses it.
+	Argv0ProbeOverlay = "agentbox-probe-overlay"
+)
+
+// File descriptors the host passes to the init (os/exec ExtraFiles start at 3).
+const (
+	// FDControl is read by the init: first the length-prefixed Spec, then control
+	// bytes (CtlTerminate). EOF means the host is gone: the init kills everything.
+	FDControl = 3
+	// FDStatus is written by the init: one JSON Message per line.
+	FDStatus = 4
+)
+
+// CtlTerminate asks the init to send SIGTERM to every process of the sandbox.
+const CtlTerminate = 'T'
+
+// maxSpec bounds the Spec the init accepts, so a broken host cannot make it allocate
+// without limit.
+const maxSpec = 1 << 20
+
+// Spec is everything the init needs. The host sends it as one JSON document.
+type Spec struct {
+	// Argv is the command. Argv[0] without a slash is looked up in PATH from Env.
+	Argv []string `json:"argv"`
+	// Env is the command's whole environment (nothing is inherited).
+	Env []string `json:"env"`
+	// Dir is the command's working directory inside the sandbox.
+	Dir string `json:"dir"`
+	// RootFS is where /usr, /bin, /lib… and the host files of /etc come from. An
+	// empty Source means the host's own root.
+	RootFS Source `json:"rootfs"`
+	// Workspace is what appears at /workspace.
+	Workspace Workspace `json:"workspace"`
+	// TmpSize and ShmSize are the sizes in bytes of /tmp and /dev/shm.
+	TmpSize int64 `json:"tmp_size"`
+	ShmSize int64 `json:"shm_size"`
+	// Rlimits are set on the init just before it starts the command, so they hold
+	// from the command's first instruction.
+	Rlimits []Rlimit `json:"rlimits"`
+	// Landlock is the ruleset the init restricts itself and the command with.
+	Landlock landlock.Ruleset `json:"landlock"`
+	// Seccomp is the filter program the init installs last. Empty is an error: the
+	// init never runs a command without one.
+	Seccomp []bpf.RawInstruction `json:"seccomp"`
+}
+
+// Source names a host directory for the init: either a detached mount passed as an
+// open file descriptor (FD >= 3, made with open_tree by the host) or a path the init
+// can reach itself (FD < 3).
+type Source struct {
+	Path string `json:"path,omitempty"`
+	FD   int    `json:"fd,omitempty"`
+}
+
+// IsZero reports whether s names nothing.
+func (s Source) IsZero() bool { return s.Path == "" && s.FD < 3 }
+
+// WorkspaceMode says how /workspace is built.
+type WorkspaceMode string
+
+// Workspace modes.
+const (
+	// WorkspaceTmpfs is an empty size-limited tmpfs (no host workspace).
+	WorkspaceTmpfs WorkspaceMode = "tmpfs"
+	// WorkspaceOverlay is an overlay: the host workspace read-only below, a private
+	// upper layer on the host above.
+	WorkspaceOverlay WorkspaceMode = "overlay"
+	// WorkspaceBind is a read-write bind of the host workspace.
+	WorkspaceBind WorkspaceMode = "bind"
+)
+
+// Workspace describes /workspace.
+type Workspace struct {
+	Mode WorkspaceMode `json:"mode"`
+	// Lower is the host workspace (overlay lower layer or bind source).
+	Lower Source `json:"lower"`
+	// State is a private host directory holding "upper" and "work" (overlay only).
+	State Source `json:"state"`
+	// Size is the tmpfs size in bytes (tmpfs only).
+	Size int64 `json:"size,omitempty"`
+}
+
+// Rlimit is one resource limit (Resource is a unix.RLIMIT_* number).
+type Rlimit struct {
+	Resource int    `json:"resource"`
+	Cur      uint64 `json:"cur"`
+	Max      uint64 `json:"max"`
+}
+
+// Message kinds on the status pipe.
+const (
+	// KindError: setup failed at Stage; the command never ran (or, for stage
+	// "exec", could not be started).
+	KindError = "error"
+	// KindExit: the command exited; everything else was killed and reaped.
+	KindExit = "exit"
+)
+
+// Message is one line on the status pipe.
+type Message struct {
+	Kind string `json:"kind"`
+
+	// Error fields.
+	Stage  string `json:"stage,omitempty"`
+	Errno  int    `json:"errno,omitempty"`
+	Detail string `json:"detail,omitempty"`
+
+	// Exit fields: the command's raw wait status and the resource usage of every
+	// process the init reaped (the command tree; the init itself excluded).
+	WaitStatus uint32 `json:"wait_status,omitempty"`
+	Rusage     Rusage `json:"rusage"`
+
+	// Landlock is what Restrict enforced (landlock.Applied.String()).
+	Landlock string `json:"landlock,omitempty"`
+
+	// Both kinds: what the init saw when it started, and when each setup phase ended
+	// (CLOCK_MONOTONIC, which host and init share: there is no time namespace).
+	InitUID    int     `json:"init_uid"`
+	InitCapEff uint64  `json:"init_cap_eff"`
+	Stamps     []Stamp `json:"stamps,omitempty"`
+}
+
+// Rusage is the accumulated usage of the reaped processes.
+type Rusage struct {
+	UserNS   int64 `json:"user_ns"`
+	SysNS    int64 `json:"sys_ns"`
+	MaxRSSKB int64 `json:"maxrss_kb"`
+}
+
+// Stamp marks the end of a phase at a CLOCK_MONOTONIC time in nanoseconds.
+type Stamp struct {
+	Phase  string `json:"phase"`
+	MonoNS int64  `json:"mono_ns"`
+}
+
+// WriteSpec writes s to w as a 4-byte big-endian length and a JSON document.
+func WriteSpec(w io.Writer, s *Spec) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encode spec: %w", err)
+	}
+	if len(b) > maxSpec {
+		return fmt.Errorf("encode spec: %d bytes exceeds %d", len(b), maxSpec)
+	}
+	buf := make([]byte, 4+len(b))
+	binary.BigEndian.PutUint32(buf, uint32(len(b)))
+	copy(buf[4:], b)
+	if _, err := w.Write(buf); err != nil {
+		return fmt.Errorf("write spec: %w", err)
+	}
+	return nil
+}
+
+// ReadSpec reads what WriteSpec wrote, and nothing more.
+func ReadSpec(r io.Reader) (*Spec, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, fmt.Errorf("read spec length: %w", err)
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > maxSpec {
+		return nil, fmt.Errorf("read spec: length %d exceeds %d", n, maxSpec)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, fmt.Errorf("read spec: %w", err)
+	}
+	var s Spec
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("decode spec: %w", err)
+	}
+	if len(s.Argv) == 0 || s.Argv[0] == "" {
+		return nil, errors.New("decode spec: empty argv")
+	}
+	return &s, nil
+}

@@ -1,0 +1,273 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/internal/cgroup"
+	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
+)
+
+// Sandbox is one running sandbox. Its methods are safe for concurrent use.
+type Sandbox struct {
+	cfg   Config
+	id    *identity
+	cg    *cgroup.Cgroup
+	cmd   *exec.Cmd
+	state string // private directory holding upper/ and work/; "" without overlay
+
+	ctlMu sync.Mutex
+	ctl   *os.File // write end of the init's control pipe; nil once closed
+
+	startNS int64
+	stampMu sync.Mutex
+	stamps  []nsinit.Stamp
+
+	statusDone chan struct{}
+	report     *nsinit.Message // last message from the init; read after statusDone
+
+	waitOnce sync.Once
+	reapOnce sync.Once
+	exit     Exit
+	waitErr  error
+
+	killed    atomic.Bool
+	destroyMu sync.Mutex // held by Destroy
+	destroyed atomic.Bool
+}
+
+// Start starts cfg.Argv in a new sandbox with the given stdio and returns once the
+// init runs in its cgroup and has its configuration; setup continues in the init
+// and its failures are reported by Wait.
+//
+// Do not call Start from a goroutine locked to its OS thread that may exit: the
+// init's parent-death signal is tied to the thread that started it.
+func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
+	t0 := monoNow()
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	s := &Sandbox{cfg: cfg, startNS: t0, statusDone: make(chan struct{})}
+	var childFiles []*os.File // the init's ends, closed here once it has them
+	defer func() {
+		for _, f := range childFiles {
+			f.Close()
+		}
+		if err != nil {
+			s.abort()
+		}
+	}()
+	if err := requireMechanisms(); err != nil {
+		return nil, err
+	}
+	if s.id, err = newIdentity(); err != nil {
+		return nil, err
+	}
+	if s.cg, err = newCgroup(cfg); err != nil {
+		return nil, err
+	}
+
+	ctlR, ctlW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	s.ctl = ctlW
+	stR, stW, err := os.Pipe()
+	if err != nil {
+		ctlR.Close()
+		return nil, err
+	}
+	childFiles = append(childFiles, ctlR, stW)
+	defer func() {
+		if s.cmd == nil { // readStatus never took it
+			stR.Close()
+		}
+	}()
+	// add passes one more file to the init and returns its number there.
+	add := func(f *os.File) int {
+		childFiles = append(childFiles, f)
+		return len(childFiles) + 2
+	}
+	spec := &nsinit.Spec{
+		Argv:     cfg.Argv,
+		Env:      cfg.Env,
+		Dir:      cfg.Dir,
+		TmpSize:  cfg.TmpSize,
+		ShmSize:  cfg.ShmSize,
+		Rlimits:  cfg.Rlimits.spec(),
+		Landlock: ruleset(&cfg),
+	}
+	program := filter
+	if cfg.WorkspaceWrite {
+		program = writeFilter
+	}
+	if spec.Seccomp, err = program(); err != nil {
+		return nil, err
+	}
+	if spec.Workspace, err = s.prepareWorkspace(add); err != nil {
+		return nil, err
+	}
+	if spec.RootFS, err = s.prepareRootFS(add); err != nil {
+		return nil, err
+	}
+	s.mark("prepare")
+
+	if err := s.id.giveStdio(stdio); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Args = []string{nsinit.Argv0Init}
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	if stdio.Stdin != nil {
+		cmd.Stdin = stdio.Stdin
+	}
+	if stdio.Stdout != nil {
+		cmd.Stdout = stdio.Stdout
+	}
+	if stdio.Stderr != nil {
+		cmd.Stderr = stdio.Stderr
+	}
+	cmd.ExtraFiles = childFiles
+	cmd.SysProcAttr = s.id.sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		return nil, &MissingError{Mechanism: "clone into new namespaces", Err: err}
+	}
+	s.cmd = cmd
+	go s.readStatus(stR)
+	s.mark("clone")
+
+	// The init blocks reading its Spec; only once it is in the cgroup does it get
+	// one, so nothing it does escapes the cgroup's limits and kill.
+	if err := s.cg.AddProc(cmd.Process.Pid); err != nil {
+		return nil, fmt.Errorf("place init in cgroup: %w", err)
+	}
+	s.mark("cgroup")
+	if err := nsinit.WriteSpec(ctlW, spec); err != nil {
+		return nil, err
+	}
+	s.mark("send-config")
+	return s, nil
+}
+
+// fill validates c and fills in defaults.
+func (c *Config) fill() error {
+	if len(c.Argv) == 0 || c.Argv[0] == "" {
+		return errors.New("sandbox: empty command")
+	}
+	if c.Dir == "" {
+		c.Dir = DefaultDir
+	}
+	if !filepath.IsAbs(c.Dir) {
+		return fmt.Errorf("sandbox: working directory %q is not absolute", c.Dir)
+	}
+	if c.TmpSize <= 0 {
+		c.TmpSize = DefaultTmpSize
+	}
+	if c.ShmSize <= 0 {
+		c.ShmSize = DefaultShmSize
+	}
+	if c.StateDir == "" {
+		c.StateDir = os.TempDir()
+	}
+	return nil
+}
+
+// spec converts the limits for the init; RLIMIT_CORE is always 0.
+func (r Rlimits) spec() []nsinit.Rlimit {
+	out := []nsinit.Rlimit{{Resource: unix.RLIMIT_CORE}}
+	for _, l := range []struct {
+		res int
+		lim Rlimit
+	}{
+		{unix.RLIMIT_CPU, r.CPU},
+		{unix.RLIMIT_FSIZE, r.FSize},
+		{unix.RLIMIT_NOFILE, r.NoFile},
+		{unix.RLIMIT_NPROC, r.NProc},
+		{unix.RLIMIT_AS, r.AS},
+	} {
+		if l.lim == (Rlimit{}) {
+			continue
+		}
+		hard := l.lim.Hard
+		if hard == 0 {
+			hard = l.lim.Soft
+		}
+		out = append(out, nsinit.Rlimit{Resource: l.res, Cur: l.lim.Soft, Max: hard})
+	}
+	return out
+}
+
+// abortHook, if set by a test, sees a failed Start's sandbox before it is undone.
+var abortHook func(*Sandbox)
+
+// abort undoes a Start that failed part way.
+func (s *Sandbox) abort() {
+	if abortHook != nil {
+		abortHook(s)
+	}
+	if s.cmd != nil {
+		_ = s.cmd.Process.Kill()
+		<-s.statusDone
+		s.reapInit()
+	}
+	s.closeControl()
+	if s.cg != nil {
+		_ = s.cg.Kill()
+		_ = s.cg.Delete()
+	}
+	if s.state != "" {
+		_ = os.RemoveAll(s.state)
+	}
+	if s.id != nil {
+		s.id.release()
+	}
+}
+
+// Pid returns the host pid of the sandbox's init.
+func (s *Sandbox) Pid() int { return s.cmd.Process.Pid }
+
+// HostUID returns the host uid (and gid) the sandbox user maps to.
+func (s *Sandbox) HostUID() int { return s.id.uid }
+
+// UpperDir returns the overlay's private upper layer on the host, or "" when the
+// workspace is not an overlay.
+func (s *Sandbox) UpperDir() string {
+	if s.state == "" {
+		return ""
+	}
+	return filepath.Join(s.state, "upper")
+}
+
+// mark records the end of a host-side phase.
+func (s *Sandbox) mark(phase string) {
+	s.stampMu.Lock()
+	s.stamps = append(s.stamps, nsinit.Stamp{Phase: phase, MonoNS: monoNow()})
+	s.stampMu.Unlock()
+}
+
+// monoNow reads CLOCK_MONOTONIC, which the init reads too.
+func monoNow() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return 0
+	}
+	return ts.Nano()
+}
+
+// closeControl closes the control pipe; the init takes EOF as "kill everything".
+func (s *Sandbox) closeControl() {
+	s.ctlMu.Lock()
+	defer s.ctlMu.Unlock()
+	if s.ctl != nil {
+		s.ctl.Close()
+		s.ctl = nil
+	}
+}

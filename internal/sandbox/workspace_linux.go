@@ -1,0 +1,115 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
+)
+
+// forcePaths makes a root Start pass host directories by path, as an unprivileged
+// Start does, so tests on a root-only host cover that path too.
+var forcePaths bool
+
+// prepareWorkspace decides what the init mounts at /workspace and passes it the host
+// directories it needs (add returns a file's descriptor number in the init).
+//
+// As root the sandbox's host uid is a stranger to the workspace: the workspace is
+// handed over as a detached, idmapped mount tree (its owner appears as the sandbox
+// user), and the upper layer as a detached tree too, so no path is resolved by the
+// sandbox's uid. As an unprivileged user the sandbox's uid is the caller's own, which
+// can reach both paths, and open_tree would need privilege: the init binds the paths.
+func (s *Sandbox) prepareWorkspace(add func(*os.File) int) (nsinit.Workspace, error) {
+	cfg := &s.cfg
+	if cfg.Workspace == "" {
+		return nsinit.Workspace{Mode: nsinit.WorkspaceTmpfs, Size: cfg.TmpSize}, nil
+	}
+	ws, err := filepath.Abs(cfg.Workspace)
+	if err != nil {
+		return nsinit.Workspace{}, fmt.Errorf("workspace: %w", err)
+	}
+	fi, err := os.Stat(ws)
+	if err != nil {
+		return nsinit.Workspace{}, fmt.Errorf("workspace: %w", err)
+	}
+	if !fi.IsDir() {
+		return nsinit.Workspace{}, fmt.Errorf("workspace: %s is not a directory", ws)
+	}
+	lower := nsinit.Source{Path: ws}
+	if s.id.root && !forcePaths {
+		ns, err := idmapUserns(ws, s.id)
+		if err != nil {
+			return nsinit.Workspace{}, &MissingError{Mechanism: "idmapped workspace mount", Err: err}
+		}
+		tree, err := detachedTree(ws, ns)
+		ns.Close()
+		if err != nil {
+			return nsinit.Workspace{}, &MissingError{Mechanism: "idmapped workspace mount", Err: err}
+		}
+		lower = nsinit.Source{FD: add(tree)}
+	}
+	if cfg.WorkspaceWrite {
+		return nsinit.Workspace{Mode: nsinit.WorkspaceBind, Lower: lower}, nil
+	}
+
+	if s.state, err = s.makeState(fi.Mode().Perm()); err != nil {
+		return nsinit.Workspace{}, err
+	}
+	state := nsinit.Source{Path: s.state}
+	if s.id.root && !forcePaths {
+		tree, err := detachedTree(s.state, nil)
+		if err != nil {
+			return nsinit.Workspace{}, &MissingError{Mechanism: "detached mounts", Err: err}
+		}
+		state = nsinit.Source{FD: add(tree)}
+	}
+	return nsinit.Workspace{Mode: nsinit.WorkspaceOverlay, Lower: lower, State: state}, nil
+}
+
+// makeState creates the private directory holding the overlay's upper and work
+// directories, owned by the sandbox's host uid. The upper directory gets the
+// workspace's permissions, which the overlay shows for /workspace itself.
+func (s *Sandbox) makeState(perm os.FileMode) (string, error) {
+	dir, err := os.MkdirTemp(s.cfg.StateDir, "agentbox-upper-")
+	if err != nil {
+		return "", fmt.Errorf("create upper layer: %w", err)
+	}
+	modes := []struct {
+		path string
+		perm os.FileMode
+	}{{dir, 0o700}, {filepath.Join(dir, "upper"), perm}, {filepath.Join(dir, "work"), 0o700}}
+	for i, m := range modes {
+		if i > 0 {
+			if err := os.Mkdir(m.path, m.perm); err != nil {
+				return dir, fmt.Errorf("create upper layer: %w", err)
+			}
+		}
+		if err := os.Chmod(m.path, m.perm); err != nil {
+			return dir, fmt.Errorf("create upper layer: %w", err)
+		}
+		if err := os.Lchown(m.path, s.id.uid, s.id.gid); err != nil {
+			return dir, fmt.Errorf("create upper layer: %w", err)
+		}
+	}
+	return dir, nil
+}
+
+// prepareRootFS passes cfg.RootFS to the init (detached as root, by path otherwise).
+func (s *Sandbox) prepareRootFS(add func(*os.File) int) (nsinit.Source, error) {
+	if s.cfg.RootFS == "" {
+		return nsinit.Source{}, nil
+	}
+	root, err := filepath.Abs(s.cfg.RootFS)
+	if err != nil {
+		return nsinit.Source{}, fmt.Errorf("rootfs: %w", err)
+	}
+	if !s.id.root || forcePaths {
+		return nsinit.Source{Path: root}, nil
+	}
+	tree, err := detachedTree(root, nil)
+	if err != nil {
+		return nsinit.Source{}, fmt.Errorf("rootfs: %w", err)
+	}
+	return nsinit.Source{FD: add(tree)}, nil
+}

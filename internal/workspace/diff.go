@@ -1,0 +1,80 @@
+package workspace
+
+import "fmt"
+
+// DiffOptions bounds a diff. The zero value is safe: every limit gets its default.
+type DiffOptions struct {
+	// MaxFileBytes caps the content read for one file. A change to a bigger file is
+	// left out of the diff and listed in Summary.Omitted. Default 8 MiB.
+	MaxFileBytes int64
+	// MaxTotalBytes caps the diff. Past it the diff ends after the last whole file,
+	// with a marker line, and a *LimitError. Default 64 MiB.
+	MaxTotalBytes int64
+	// MaxEntries caps the directory entries visited in both trees. Default 1,000,000.
+	MaxEntries int
+	// Binary carries binary files as git binary patches (git diff --binary), which
+	// git apply and ApplyPatch can apply. By default they are only named, as
+	// "Binary files a/x and b/x differ", as git diff does.
+	Binary bool
+	// IncludeGitDir diffs .git directories too. By default they are skipped, as git
+	// skips them and git apply refuses to write into them.
+	IncludeGitDir bool
+}
+
+func (o DiffOptions) withDefaults() DiffOptions {
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = 8 << 20
+	}
+	if o.MaxTotalBytes <= 0 {
+		o.MaxTotalBytes = 64 << 20
+	}
+	if o.MaxEntries <= 0 {
+		o.MaxEntries = 1_000_000
+	}
+	return o
+}
+
+// Summary counts the changes of a diff.
+type Summary struct {
+	Added, Modified, Deleted int // files and symlinks; a type change counts as both a deletion and an addition
+	Binary                   int // changed files that are binary (counted above too)
+	Omitted                  []Omission
+	Truncated                bool // MaxTotalBytes was reached
+}
+
+// Omission is a change the diff does not carry, with the reason.
+type Omission struct {
+	Path   string
+	Reason string
+}
+
+// Diff renders the changes that the overlay upper layer upper makes to the lower
+// layer lower as a git diff: applied with `git apply` (or ApplyPatch) to a copy of
+// lower, it reproduces the merged view. Whiteouts (0/0 character devices, or empty
+// files with a user.overlay.whiteout or trusted.overlay.whiteout xattr) delete the
+// lower entry, or every file below a lower directory; directories marked opaque
+// ("y" in user.overlay.opaque or trusted.overlay.opaque) hide the lower directory's
+// contents. Files are compared by content, symlinks by target text, and the
+// executable bit is carried as a mode change. Output is sorted by path.
+//
+// Neither tree is ever read through a symlink. Fifos, sockets and devices are not
+// opened; they are listed in Summary.Omitted, as are files over the size limit.
+// Empty directories, ownership and other permission bits are not carried (git has no
+// way to say them).
+func Diff(lower, upper string, opts DiffOptions) ([]byte, Summary, error) {
+	out, sum, err := diffTrees(lower, upper, true, opts.withDefaults())
+	if err != nil {
+		err = fmt.Errorf("diff overlay: %w", err)
+	}
+	return out, sum, err
+}
+
+// DiffTrees is Diff for two plain directories: the changes that turn a into b.
+// Character devices and xattrs in b mean nothing special.
+func DiffTrees(a, b string, opts DiffOptions) ([]byte, Summary, error) {
+	out, sum, err := diffTrees(a, b, false, opts.withDefaults())
+	if err != nil {
+		err = fmt.Errorf("diff trees: %w", err)
+	}
+	return out, sum, err
+}
