@@ -1,0 +1,117 @@
+// Package task defines agentbox's task format, loads and validates task
+// directories, parses the results a task's test command produces, and carries the
+// built-in task suite. It does not run anything: applying an agent's patch,
+// copying hidden tests in, sandboxing the test command and deciding a verdict are
+// the grader's job. Load never modifies a task directory.
+//
+// # Task directory
+//
+// A task is a directory holding:
+//
+//	task.yaml       the description (fields below; unknown fields are rejected)
+//	repo/           the starting code, given to the agent; it must not contain .git
+//	hidden/         hidden tests (the name is set by hidden_tests), never in the
+//	                agent's environment; copied over the repository only to grade
+//	solution.patch  the reference patch (the name is set by reference)
+//
+// The fields of task.yaml:
+//
+//	id             [A-Za-z0-9_.-]+, at most 64 characters, unique in a suite
+//	title          one line
+//	statement      what the agent is told: what is wrong, what behaviour is wanted,
+//	               which files to edit; it never reveals the hidden tests
+//	language       python | go
+//	public_tests   globs of the test files in repo/ the agent sees; each must match
+//	hidden_tests   directory next to task.yaml, default "hidden"; non-empty
+//	protected      extra globs a patch may not touch (see below)
+//	setup          optional argv run from the repository root before the tests
+//	test_command   argv run from the repository root (no shell)
+//	result_format  junit | go-test-json | tap | exit-code
+//	fail_to_pass   test ids that fail on the starting code and pass once resolved;
+//	               at least one
+//	pass_to_pass   test ids that pass on the starting code and must keep passing
+//	limits         timeout (a duration, default 5m), memory (a size such as 512M,
+//	               default 2G), pids (default 512)
+//	reference      a git-style unified diff relative to repo/ that resolves the task;
+//	               Load checks that it applies exactly and touches nothing protected
+//	metadata       free map
+//
+// Paths in task.yaml stay inside the task directory and do not go through
+// symlinks; symlinks under repo/ and hidden/ must be relative and resolve inside
+// their own tree (the grader copies each tree on its own).
+//
+// # Test ids
+//
+// A test id is LOCATION::NAME in the naming of the result format:
+//
+//	junit         FILE::CLASS::METHOD or FILE::FUNCTION, FILE relative to the
+//	              repository root: pytest's node id, built from a testcase's file,
+//	              classname and name attributes (tests/test_billing.py::BoundaryTest::test_one_gram)
+//	go-test-json  IMPORTPATH::TestName, subtests as TestName/sub (example.com/retry::TestDo)
+//	tap           the test's description, or its number when it has none
+//	exit-code     the single id "exit-code"
+//
+// A listed id that a run does not report did not pass.
+//
+// # Protected paths
+//
+// Protected(path) reports whether a patch may not create, change or delete a path.
+// It matches DefaultProtected, the public tests, the protected list and every hidden
+// file, against the path and each of its ancestor directories (so new files inside a
+// protected directory are protected). Globs use path.Match syntax per segment, "**"
+// for any number of segments, and are unanchored when they contain no slash
+// ("conftest.py" matches at any depth). go.mod and go.sum are protected: they set
+// the language version and godebug behaviour and can redirect imports or the
+// toolchain, and no built-in Go task needs a new dependency. A task that needs to
+// change them is out of scope for now.
+//
+// # Results contract
+//
+// The grader runs the test command in a fresh copy of repo/ with the agent's patch
+// applied and the hidden tests copied over it (replacing, never following, whatever
+// is at their paths). It adds Env, a fresh NewNonce in AGENTBOX_NONCE and, for
+// junit, AGENTBOX_RESULTS naming a file that does not exist yet in a directory the
+// command can write; then it calls Parse with the exit status, the complete
+// standard output (go-test-json, tap), the results file read without following
+// links (junit), and the nonce. Parse rejects (ErrResults) a missing or malformed
+// results file, a wrong nonce, a runner report of tampering, and an exit status
+// that contradicts the results.
+//
+// The Python tasks run hidden/agentbox_unittest.py, a stdlib unittest runner
+// (python3 -I -S -B: no environment variables, no site-packages, no sitecustomize).
+// It takes the variables out of its environment before importing any code under
+// test, creates the results file with O_EXCL|O_NOFOLLOW, appends the repository to
+// sys.path after the standard library (a repository random.py cannot shadow the
+// real one), loads repository modules only from .py source (never __pycache__,
+// .pyc or extension modules that a reviewer of the diff cannot read), checks after
+// the run that the unittest machinery was not replaced, writes JUnit XML with the
+// nonce, and exits 0 only if a test ran and none failed.
+//
+// The Go tasks run `go test -json`, whose output the code under test shares: a
+// package's init can print "--- PASS" lines and exit before any test runs. So each
+// hidden test directory holds agentbox_witness_test.go, a TestMain that prints
+// "agentbox-witness nonce=N exit=C" after m.Run returns; a package's results count
+// only with exactly one witness line carrying the nonce and agreeing with its
+// outcomes. Public tests of Go tasks must not define TestMain. Env keeps go offline
+// (GOPROXY=off, GOTOOLCHAIN=local) and ignores go.work, vendor/ and cgo. GOCACHE
+// must be private to the run or a copy of a trusted warm cache: code under test can
+// write to it, and a cache shared between runs can be poisoned.
+//
+// What this does not stop: the code under test runs in the same process as the
+// hidden tests, so a patch written to forge results (reading the nonce from its
+// environment or memory, then writing a results file or a witness line and
+// exiting) succeeds against the format alone. The grader must reject patches that
+// touch protected paths and flag patches that reach for the test machinery
+// (unittest, sys.modules, os._exit, gc, inspect, ctypes, the environment; Go init
+// functions, os.Exit or syscall.Exit, printing "--- PASS" or the witness prefix).
+// Hidden property tests make a hard-coded answer fail, but they cannot stop a
+// forger.
+//
+// # Built-in suite
+//
+// The built-in tasks (C01 parcel billing, C02 active-order filter, C03 per-tenant
+// cache key, calc, G01 retry, G02 booking overlap, G03 LRU cache) are embedded as
+// txtar archives, since a Go task's repo/ holds a go.mod and Go files that the go
+// command would otherwise take as part of this module. Builtin and ExtractBuiltin
+// write them out as task directories.
+package task

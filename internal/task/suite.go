@@ -1,0 +1,119 @@
+package task
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+//go:embed builtin/*.txtar
+var builtinFS embed.FS
+
+// ExtractBuiltin writes the built-in suite into dir, one task directory per task
+// (named after the archive). dir is created if missing and must otherwise be
+// empty. Files get mode 0644 and directories 0755: the archives keep no modes, so
+// a built-in task cannot rely on an executable bit.
+func ExtractBuiltin(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("extract built-in tasks: %w", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("extract built-in tasks: %w", err)
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("extract built-in tasks: %s is not empty", dir)
+	}
+	names, err := builtinFS.ReadDir("builtin")
+	if err != nil {
+		return fmt.Errorf("extract built-in tasks: %w", err)
+	}
+	for _, e := range names {
+		data, err := builtinFS.ReadFile(path.Join("builtin", e.Name()))
+		if err != nil {
+			return fmt.Errorf("extract built-in tasks: %w", err)
+		}
+		files, err := parseTxtar(data)
+		if err != nil {
+			return fmt.Errorf("extract built-in task %s: %w", e.Name(), err)
+		}
+		taskDir := filepath.Join(dir, strings.TrimSuffix(e.Name(), ".txtar"))
+		for _, f := range files {
+			if err := writeNew(filepath.Join(taskDir, filepath.FromSlash(f.Name)), f.Data); err != nil {
+				return fmt.Errorf("extract built-in task %s: %w", e.Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+func writeNew(name string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return errors.Join(err, f.Close())
+}
+
+// Builtin extracts the built-in suite into dir (see ExtractBuiltin) and loads it.
+// The caller owns dir and removes it when done; the grader copies from it.
+func Builtin(dir string) ([]*Task, error) {
+	if err := ExtractBuiltin(dir); err != nil {
+		return nil, err
+	}
+	return LoadSuite(dir)
+}
+
+// LoadSuite loads every subdirectory of dir that holds a task.yaml, sorted by id.
+// Ids must be unique within the suite.
+func LoadSuite(dir string) ([]*Task, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load suite: %w", err)
+	}
+	var tasks []*Task
+	byID := map[string]string{}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		if _, err := os.Lstat(filepath.Join(sub, FileName)); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		t, err := Load(sub)
+		if err != nil {
+			return nil, err
+		}
+		if prev, dup := byID[t.ID]; dup {
+			return nil, &Error{File: filepath.Join(sub, FileName), Field: "id", Err: fmt.Errorf("%q is also the id of %s; ids must be unique in a suite", t.ID, prev)}
+		}
+		byID[t.ID] = sub
+		tasks = append(tasks, t)
+	}
+	if len(tasks) == 0 {
+		return nil, fmt.Errorf("load suite: no task directories (with a %s) in %s", FileName, dir)
+	}
+	slices.SortFunc(tasks, func(a, b *Task) int { return strings.Compare(a.ID, b.ID) })
+	return tasks, nil
+}
+
+// ReadReference returns the reference patch.
+func (t *Task) ReadReference() ([]byte, error) {
+	f, err := os.Open(t.Reference)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxPatch))
+}

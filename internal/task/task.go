@@ -1,0 +1,80 @@
+package task
+
+import (
+	"time"
+)
+
+// Language is the language of a task's code; it selects the environment the grader
+// sets up (see Env) and nothing else.
+type Language string
+
+const (
+	Python Language = "python"
+	Go     Language = "go"
+)
+
+// ResultFormat names how a task's test command reports results (see Parse).
+type ResultFormat string
+
+const (
+	// JUnit is a JUnit XML file written to $AGENTBOX_RESULTS by the hidden runner.
+	JUnit ResultFormat = "junit"
+	// GoTestJSON is the standard output of `go test -json`, vouched for by the
+	// hidden witness of each package.
+	GoTestJSON ResultFormat = "go-test-json"
+	// TAP is Test Anything Protocol on standard output. Nothing vouches for it: use
+	// it only for test commands whose output the code under test cannot reach.
+	TAP ResultFormat = "tap"
+	// ExitCode is one pass/fail verdict from the exit status of the test command.
+	ExitCode ResultFormat = "exit-code"
+)
+
+// ExitCodeID is the only test id of a task whose result format is exit-code.
+const ExitCodeID = "exit-code"
+
+// Defaults for limits a task.yaml leaves out.
+const (
+	DefaultTimeout = 5 * time.Minute
+	DefaultMemory  = 2 << 30
+	DefaultPids    = 512
+)
+
+// Limits bound one run of a task's setup or test command.
+type Limits struct {
+	Timeout time.Duration // wall clock
+	Memory  int64         // bytes
+	Pids    int64         // processes and threads
+}
+
+// Task is one loaded and validated task directory. Paths are absolute and free of
+// symlinks; repository-relative names (HiddenFiles, test ids, globs) use slashes.
+type Task struct {
+	ID        string
+	Title     string
+	Statement string // what the agent is told
+	Language  Language
+
+	Dir    string // the task directory
+	Repo   string // Dir/repo: the starting code the agent gets
+	Hidden string // the hidden tests, copied over the repository only to grade
+
+	// HiddenFiles lists the regular files and symlinks under Hidden, relative to it:
+	// each lands at the same path in the repository when grading.
+	HiddenFiles []string
+	// PublicTests are globs naming the test files in Repo the agent can see.
+	PublicTests []string
+	// ProtectedGlobs are every glob Protected matches: DefaultProtected, the public
+	// tests, the task's own protected list and the hidden files.
+	ProtectedGlobs []string
+
+	Setup        []string // argv run from the repository root before the tests; may be nil
+	TestCommand  []string // argv run from the repository root
+	ResultFormat ResultFormat
+	FailToPass   []string // ids that fail on the starting code and pass once resolved
+	PassToPass   []string // ids that pass on the starting code and must keep passing
+	Limits       Limits
+	Reference    string // a patch to Repo that resolves the task
+	Metadata     map[string]any
+
+	protected []pattern
+}
