@@ -3,7 +3,6 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -36,7 +35,7 @@ func startNamespace(s Spec, io stdio, _ *Result) (child, error) {
 		Env:            DefaultEnv(SandboxHome, SandboxHome, s.Env...),
 		Dir:            path.Join(sandbox.DefaultDir, s.Cwd),
 		WorkspaceWrite: s.Sandbox.WriteWorkspace,
-		KeepUpper:      s.Sandbox.DiffOut != "",
+		WorkspaceSize:  s.Sandbox.WorkspaceSize,
 		RootFS:         s.Sandbox.RootFS,
 		TmpSize:        s.Sandbox.TmpSize,
 		Memory:         s.Limits.Memory,
@@ -100,8 +99,10 @@ func (c *nsChild) signal(sig syscall.Signal) {
 	c.sb.Terminate()
 }
 
-// cleanup reads the cgroup's figures, kills and removes the sandbox, and writes the
-// workspace diff from the private upper layer once nothing can change it any more.
+// cleanup reads the cgroup's figures, kills the sandbox, writes the workspace diff
+// from the private upper layer and removes the sandbox. Kill returns once the cgroup
+// is empty, so nothing writes the upper layer while the diff is taken; Destroy then
+// unmounts and removes it.
 func (c *nsChild) cleanup(time.Duration) cleanupInfo {
 	var info cleanupInfo
 	if st, err := c.sb.Stats(); err == nil {
@@ -109,20 +110,19 @@ func (c *nsChild) cleanup(time.Duration) cleanupInfo {
 		info.oom = st.OOMKills > 0
 		info.pidsHit = st.PidsLimitHits > 0
 	}
-	upper := c.sb.UpperDir()
-	survivors, err := c.sb.Destroy()
-	info.survivors = survivors
 	var errs []error
-	if err != nil {
-		errs = append(errs, err)
-	}
+	killErr := c.sb.Kill()
 	if out := c.spec.Sandbox.DiffOut; out != "" {
-		if err := writeDiff(out, c.lower, upper, c.spec.Sandbox.WriteWorkspace); err != nil {
+		if killErr != nil {
+			errs = append(errs, fmt.Errorf("--diff-out not written: %w", killErr))
+		} else if err := writeDiff(out, c.lower, c.sb.UpperDir(), c.spec.Sandbox.WriteWorkspace); err != nil {
 			errs = append(errs, err)
 		}
-		if upper != "" {
-			os.RemoveAll(filepath.Dir(upper))
-		}
+	}
+	survivors, err := c.sb.Destroy()
+	info.survivors = survivors
+	if err != nil {
+		errs = append(errs, err)
 	}
 	info.err = errors.Join(errs...)
 	return info

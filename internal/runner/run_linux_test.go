@@ -344,6 +344,9 @@ func TestValidate(t *testing.T) {
 		"limit over total":  {Argv: []string{"true"}, Limits: Limits{OutputLimit: 10, OutputTotal: 5}},
 		"bad isolation":     {Argv: []string{"true"}, Isolation: "vm"},
 		"diff-out needs ns": {Argv: []string{"true"}, Isolation: IsolationProcess, Sandbox: SandboxOptions{DiffOut: "x"}},
+		"negative ws size":  {Argv: []string{"true"}, Sandbox: SandboxOptions{WorkspaceSize: -1}},
+		"ws size and write": {Argv: []string{"true"}, Sandbox: SandboxOptions{WorkspaceSize: 1 << 30, WriteWorkspace: true}},
+		"ws size needs ns":  {Argv: []string{"true"}, Isolation: IsolationProcess, Sandbox: SandboxOptions{WorkspaceSize: 1 << 30}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			res, err := Run(context.Background(), spec)

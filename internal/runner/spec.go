@@ -99,6 +99,9 @@ type SandboxOptions struct {
 	RootFS string
 	// TmpSize bounds the sandbox's /tmp (default 256 MiB).
 	TmpSize int64
+	// WorkspaceSize bounds what the command can write to the copy-on-write
+	// workspace (default 1 GiB; not with WriteWorkspace, whose writes go to the host).
+	WorkspaceSize int64
 	// DiffOut, when set, receives the workspace changes as a unified diff.
 	DiffOut string
 }
@@ -174,6 +177,12 @@ func (s *Spec) Validate() error {
 			return invalid("--%s %d is negative", n.name, n.v)
 		}
 	}
+	if s.Sandbox.WorkspaceSize < 0 {
+		return invalid("--workspace-size %d is negative", s.Sandbox.WorkspaceSize)
+	}
+	if s.Sandbox.WorkspaceSize != 0 && s.Sandbox.WriteWorkspace {
+		return invalid("--workspace-size bounds the copy-on-write workspace; with --write the writes go to the host directory")
+	}
 	if l.Memory > 0 && l.Memory < 1<<20 {
 		return invalid("--memory %d is below 1M; nothing useful runs in less", l.Memory)
 	}
@@ -192,8 +201,8 @@ func (s *Spec) Validate() error {
 		return invalid("isolation %q: use process or namespace", s.Isolation)
 	}
 	if s.Isolation == IsolationProcess {
-		if s.Sandbox.WriteWorkspace || s.Sandbox.RootFS != "" || s.Sandbox.DiffOut != "" || l.CPUs != 0 {
-			return invalid("--write, --rootfs, --diff-out and --cpus need --isolation namespace")
+		if s.Sandbox.WriteWorkspace || s.Sandbox.RootFS != "" || s.Sandbox.DiffOut != "" || s.Sandbox.WorkspaceSize != 0 || l.CPUs != 0 {
+			return invalid("--write, --rootfs, --diff-out, --workspace-size and --cpus need --isolation namespace")
 		}
 	}
 	return nil

@@ -4,9 +4,10 @@ import "os"
 
 // Defaults filled in by Start for zero fields.
 const (
-	DefaultDir     = "/workspace"
-	DefaultTmpSize = 256 << 20
-	DefaultShmSize = 64 << 20
+	DefaultDir           = "/workspace"
+	DefaultTmpSize       = 256 << 20
+	DefaultShmSize       = 64 << 20
+	DefaultWorkspaceSize = 1 << 30
 )
 
 // Config describes one sandbox. The zero value (plus Argv) runs a command with no host
@@ -23,13 +24,14 @@ type Config struct {
 	// Workspace is the host directory shown at /workspace. By default it is the
 	// read-only lower layer of an overlay whose private upper layer (UpperDir) takes
 	// every write; with WorkspaceWrite it is bound read-write and writes reach the
-	// host. Empty: /workspace is an empty tmpfs of TmpSize.
+	// host, except under /workspace/.git, which stays read-only. Empty: /workspace is
+	// an empty tmpfs of WorkspaceSize.
 	Workspace      string
 	WorkspaceWrite bool
-	// StateDir is where the private upper layer is created (os.TempDir() when
-	// empty). KeepUpper keeps it after Destroy for the caller to read and remove.
-	StateDir  string
-	KeepUpper bool
+	// WorkspaceSize bounds what the sandbox can write to /workspace, in bytes, unless
+	// WorkspaceWrite: the upper layer (as root; see UpperDir) or the empty
+	// workspace is a tmpfs of this size, charged to the memory cgroup.
+	WorkspaceSize int64
 
 	// RootFS, if set, is a host directory whose usr, bin, lib… and etc entries are
 	// used instead of the host's own.

@@ -15,7 +15,8 @@ func TestConfigFill(t *testing.T) {
 	if err := c.fill(); err != nil {
 		t.Fatal(err)
 	}
-	if c.Dir != DefaultDir || c.TmpSize != DefaultTmpSize || c.ShmSize != DefaultShmSize || c.StateDir == "" {
+	if c.Dir != DefaultDir || c.TmpSize != DefaultTmpSize || c.ShmSize != DefaultShmSize ||
+		c.WorkspaceSize != DefaultWorkspaceSize {
 		t.Errorf("defaults: %+v", c)
 	}
 	for _, bad := range []Config{{}, {Argv: []string{""}}, {Argv: []string{"x"}, Dir: "relative"}} {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
@@ -29,8 +28,10 @@ func (s *Sandbox) Terminate() error {
 }
 
 // Kill ends the sandbox at once: SIGKILL to the init, upon which the kernel kills
-// every process of its pid namespace, then the cgroup-wide kill for good measure.
-// Wait then reports Signal SIGKILL unless the command had already exited.
+// every process of its pid namespace, then the cgroup-wide kill for good measure,
+// which returns once the cgroup is empty: after a nil Kill nothing of the sandbox
+// runs, so UpperDir can be read as final. Wait then reports Signal SIGKILL unless
+// the command had already exited.
 func (s *Sandbox) Kill() error {
 	if s.destroyed.Load() {
 		return ErrDone
@@ -50,10 +51,10 @@ func (s *Sandbox) Kill() error {
 }
 
 // Destroy kills whatever is left, confirms through the cgroup that nothing survived,
-// removes the cgroup and, unless Config.KeepUpper, the private upper layer. Nothing
-// is unmounted on the host: every mount of the sandbox lives in its own mount
-// namespace and went away with it. survivors is the number of tasks still in the
-// cgroup after the kill, which must be 0.
+// unmounts and removes the private upper layer (read it before, after Kill) and
+// removes the cgroup. The sandbox's other mounts live in its own mount namespace and
+// went away with it. survivors is the number of tasks still in the cgroup after the
+// kill, which must be 0.
 func (s *Sandbox) Destroy() (survivors int, err error) {
 	s.destroyMu.Lock()
 	defer s.destroyMu.Unlock()
@@ -82,23 +83,16 @@ func (s *Sandbox) Destroy() (survivors int, err error) {
 		errs = append(errs, err)
 	}
 	survivors = int(st.Pids)
+	// The upper layer goes before the cgroup its tmpfs pages are charged to.
+	if err := s.removeState(); err != nil {
+		errs = append(errs, err)
+	}
 	if survivors == 0 {
 		if err := s.cg.Delete(); err != nil {
 			errs = append(errs, err)
 		}
 	} else {
 		errs = append(errs, fmt.Errorf("%d processes survived; cgroup %s kept", survivors, s.cg.Name()))
-	}
-	if s.state != "" {
-		if s.cfg.KeepUpper {
-			// The work directory is overlay's scratch space, of no use to a reader.
-			err = os.RemoveAll(filepath.Join(s.state, "work"))
-		} else {
-			err = os.RemoveAll(s.state)
-		}
-		if err != nil {
-			errs = append(errs, err)
-		}
 	}
 	s.id.release()
 	if err := errors.Join(errs...); err != nil {

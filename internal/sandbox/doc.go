@@ -7,8 +7,12 @@
 // the stage that failed) from a second pipe; Terminate, Kill and Destroy end the
 // sandbox, the last one confirming through the cgroup that nothing survived.
 //
-// It does not mount anything or choose any policy itself: the init builds the root,
-// packages landlock and seccomp define what is allowed, package cgroup does the limits.
+// Its one mount is on the host: as root, the private upper layer of an overlay
+// workspace lives on a size-limited tmpfs (Config.WorkspaceSize) in a fixed state
+// directory, unmounted by Destroy or, after a crash, by ReapStale. Everything inside
+// the sandbox is mounted by the init; packages landlock and seccomp define what is
+// allowed (this package only picks the write-mode variant of the filter), package
+// cgroup does the limits.
 // It does not capture output, enforce timeouts or decide exit codes: package runner
 // does. A cgroup is not optional: without one the sandbox could not be killed as a
 // whole, so Start fails closed, naming the missing controller.

@@ -5,35 +5,45 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/cgroup"
+	"github.com/agentbox/agentbox/internal/testenv"
 )
 
-// hostHelperEnv makes the test binary act as a host that starts a sandbox, prints
-// its init's pid, host uid, cgroup name and reservation, and then waits to be killed.
+// hostHelperEnv makes the test binary act as a host that starts a sandbox on the
+// workspace named by its value, prints its init's pid, host uid, cgroup name,
+// reservation and state directory, and then waits to be killed.
 const hostHelperEnv = "AGENTBOX_SANDBOX_TEST_HOST"
 
 // runHostHelper is called by TestMain when hostHelperEnv is set.
 func runHostHelper() {
-	sb, err := Start(Config{Argv: []string{"/bin/sh", "-c", "(setsid sleep 60 &); sleep 60"}}, Stdio{})
+	sb, err := Start(Config{Argv: []string{"/bin/sh", "-c", "(setsid sleep 60 &); sleep 60"},
+		Workspace: os.Getenv(hostHelperEnv)}, Stdio{})
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	fmt.Println(sb.Pid(), sb.HostUID(), sb.cg.Name(), sb.id.reserve)
+	fmt.Println(sb.Pid(), sb.HostUID(), sb.cg.Name(), sb.id.reserve, sb.state)
 	select {}
 }
 
-// TestHostDeath: when the agentbox process dies (SIGKILL, no Destroy), the init's
-// parent-death signal kills it and with it the pid namespace: nothing of the
-// sandbox keeps running. Only the empty cgroup and the uid reservation remain for
-// cgroup.Reap and the next start to clean up.
-func TestHostDeath(t *testing.T) {
+// deadHost is what a killed host helper left behind.
+type deadHost struct {
+	initPid, uid int
+	state        string
+}
+
+// killedHost starts a host helper with an overlay workspace, waits until its
+// command runs, and SIGKILLs it: an agentbox process that dies without Destroy.
+func killedHost(t *testing.T) deadHost {
+	t.Helper()
+	testenv.RequireRoot(t)
 	cmd := exec.Command("/proc/self/exe", "-test.run=^$")
-	cmd.Env = append(os.Environ(), hostHelperEnv+"=1")
+	cmd.Env = append(os.Environ(), hostHelperEnv+"="+workspaceFixture(t))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -42,28 +52,80 @@ func TestHostDeath(t *testing.T) {
 		t.Fatal(err)
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("helper: %q %v", line, err)
-	}
 	f := strings.Fields(line)
-	if len(f) != 4 {
+	if err != nil || len(f) != 5 {
 		cmd.Process.Kill()
 		cmd.Wait()
-		t.Fatalf("helper said %q", line)
+		t.Fatalf("helper said %q (%v)", line, err)
 	}
-	initPid, _ := strconv.Atoi(f[0])
-	uid, _ := strconv.Atoi(f[1])
+	h := deadHost{state: f[4]}
+	h.initPid, _ = strconv.Atoi(f[0])
+	h.uid, _ = strconv.Atoi(f[1])
 	t.Cleanup(func() {
 		cgroup.Reap("", f[2])
 		os.Remove(f[3])
 	})
-	waitForChild(t, initPid) // the command runs
+	waitForChild(t, h.initPid) // the command runs
 	cmd.Process.Kill()
 	cmd.Wait()
+	return h
+}
+
+// TestHostDeath: when the agentbox process dies (SIGKILL, no Destroy), the init's
+// parent-death signal kills it and with it the pid namespace: nothing of the
+// sandbox keeps running. Only the empty cgroup, the uid reservation and the state
+// directory remain, for cgroup.Reap, the next start and ReapStale to clean up.
+func TestHostDeath(t *testing.T) {
+	h := killedHost(t)
 	// The init too: it may linger as a zombie until the host's init reaps it.
-	if !settle(func() bool { return len(hostProcsOf(uid)) == 0 }) {
-		t.Errorf("sandbox processes alive after the host died (init %d): %v", initPid, hostProcsOf(uid))
+	if !settle(func() bool { return len(hostProcsOf(h.uid)) == 0 }) {
+		t.Errorf("sandbox processes alive after the host died (init %d): %v", h.initPid, hostProcsOf(h.uid))
+	}
+	if err := ReapStale(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestReapStale: ReapStale unmounts and removes the state directory a dead agentbox
+// process left behind, and any other unlocked one, but leaves a live sandbox's alone
+// (its owner holds the lock) and entries that are not state directories.
+func TestReapStale(t *testing.T) {
+	live := startWith(t, Config{Argv: []string{"/bin/sleep", "60"}, Workspace: workspaceFixture(t)}, false)
+	defer func() {
+		live.sb.Kill()
+		live.finish(t, "")
+	}()
+	dead := killedHost(t)
+	if m := hostMountsUnder(t, dead.state); len(m) != 1 {
+		t.Fatalf("the dead host's state directory %s has mounts %q, want its tmpfs", dead.state, m)
+	}
+	stray := filepath.Join(stateRoot, statePrefix+"stray")
+	other := filepath.Join(stateRoot, "not-a-sandbox")
+	for _, d := range []string{stray, other} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer os.Remove(other)
+
+	if err := ReapStale(); err != nil {
+		t.Fatalf("ReapStale: %v", err)
+	}
+	for _, d := range []string{dead.state, stray} {
+		if _, err := os.Lstat(d); !os.IsNotExist(err) {
+			t.Errorf("%s still there (%v)", d, err)
+		}
+		if m := hostMountsUnder(t, d); len(m) != 0 {
+			t.Errorf("%s still has mounts %q", d, m)
+		}
+	}
+	if _, err := os.Lstat(other); err != nil {
+		t.Errorf("ReapStale removed %s: %v", other, err)
+	}
+	if m := hostMountsUnder(t, live.sb.state); len(m) != 1 {
+		t.Errorf("the live sandbox's state %s has mounts %q after ReapStale, want its tmpfs", live.sb.state, m)
+	}
+	if _, err := os.Stat(live.sb.UpperDir()); err != nil {
+		t.Errorf("the live sandbox's upper layer: %v", err)
 	}
 }

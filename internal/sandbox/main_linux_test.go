@@ -235,6 +235,13 @@ func startWith(t *testing.T, cfg Config, stdin bool) *running {
 // finish writes input to stdin (if the sandbox has one), waits and destroys.
 func (r *running) finish(t *testing.T, input string) result {
 	t.Helper()
+	return r.finishInspect(t, input, nil)
+}
+
+// finishInspect is finish with inspect called between Kill and Destroy, when the
+// upper layer can be read and nothing writes it any more.
+func (r *running) finishInspect(t *testing.T, input string, inspect func(*Sandbox)) result {
+	t.Helper()
 	if r.stdin != nil {
 		io.WriteString(r.stdin, input)
 		r.stdin.Close()
@@ -242,6 +249,12 @@ func (r *running) finish(t *testing.T, input string) result {
 	exit, waitErr := r.sb.Wait()
 	if waitErr != nil {
 		t.Errorf("Wait: %v", waitErr)
+	}
+	if inspect != nil {
+		if err := r.sb.Kill(); err != nil {
+			t.Errorf("Kill: %v", err)
+		}
+		inspect(r.sb)
 	}
 	survivors, err := r.sb.Destroy()
 	if err != nil || survivors != 0 {

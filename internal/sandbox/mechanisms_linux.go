@@ -14,10 +14,15 @@ var filter = sync.OnceValues(func() ([]bpf.RawInstruction, error) {
 	return seccomp.Build(seccomp.DefaultPolicy())
 })
 
-// writeFilter is the program for a read-write workspace: no set-ID bits either.
+// writeFilter is the program for a read-write workspace: no set-ID bits either and,
+// where Landlock cannot confine connects to pathname sockets (below ABI 9, the first
+// with LANDLOCK_ACCESS_FS_RESOLVE_UNIX, which package landlock grants nowhere), no
+// Unix socket that could be aimed at one.
 var writeFilter = sync.OnceValues(func() ([]bpf.RawInstruction, error) {
-	return seccomp.Build(seccomp.WriteWorkspacePolicy())
+	return seccomp.Build(seccomp.WriteWorkspacePolicy(landlock.ABI() < resolveUnixABI))
 })
+
+const resolveUnixABI = 9
 
 // requireMechanisms fails closed, naming the mechanism, when the host lacks one the
 // init will need, so the failure comes from Start rather than from a half-built

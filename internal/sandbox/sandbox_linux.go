@@ -17,11 +17,13 @@ import (
 
 // Sandbox is one running sandbox. Its methods are safe for concurrent use.
 type Sandbox struct {
-	cfg   Config
-	id    *identity
-	cg    *cgroup.Cgroup
-	cmd   *exec.Cmd
-	state string // private directory holding upper/ and work/; "" without overlay
+	cfg          Config
+	id           *identity
+	cg           *cgroup.Cgroup
+	cmd          *exec.Cmd
+	state        string   // private directory holding upper/ and work/; "" without overlay
+	stateMounted bool     // state is a tmpfs mounted by Start
+	stateLock    *os.File // holds state's flock while the sandbox lives (see ReapStale)
 
 	ctlMu sync.Mutex
 	ctl   *os.File // write end of the init's control pipe; nil once closed
@@ -174,8 +176,8 @@ func (c *Config) fill() error {
 	if c.ShmSize <= 0 {
 		c.ShmSize = DefaultShmSize
 	}
-	if c.StateDir == "" {
-		c.StateDir = os.TempDir()
+	if c.WorkspaceSize <= 0 {
+		c.WorkspaceSize = DefaultWorkspaceSize
 	}
 	return nil
 }
@@ -223,9 +225,7 @@ func (s *Sandbox) abort() {
 		_ = s.cg.Kill()
 		_ = s.cg.Delete()
 	}
-	if s.state != "" {
-		_ = os.RemoveAll(s.state)
-	}
+	_ = s.removeState()
 	if s.id != nil {
 		s.id.release()
 	}
@@ -238,7 +238,8 @@ func (s *Sandbox) Pid() int { return s.cmd.Process.Pid }
 func (s *Sandbox) HostUID() int { return s.id.uid }
 
 // UpperDir returns the overlay's private upper layer on the host, or "" when the
-// workspace is not an overlay.
+// workspace is not an overlay. It exists until Destroy; read it after Kill, when
+// nothing can write to it any more.
 func (s *Sandbox) UpperDir() string {
 	if s.state == "" {
 		return ""

@@ -52,3 +52,6 @@ func (s *Sandbox) HostUID() int { return -1 }
 
 // UpperDir returns "".
 func (s *Sandbox) UpperDir() string { return "" }
+
+// ReapStale fails with ErrUnsupported.
+func ReapStale() error { return ErrUnsupported }

@@ -23,7 +23,7 @@ var forcePaths bool
 func (s *Sandbox) prepareWorkspace(add func(*os.File) int) (nsinit.Workspace, error) {
 	cfg := &s.cfg
 	if cfg.Workspace == "" {
-		return nsinit.Workspace{Mode: nsinit.WorkspaceTmpfs, Size: cfg.TmpSize}, nil
+		return nsinit.Workspace{Mode: nsinit.WorkspaceTmpfs, Size: cfg.WorkspaceSize}, nil
 	}
 	ws, err := filepath.Abs(cfg.Workspace)
 	if err != nil {
@@ -50,10 +50,10 @@ func (s *Sandbox) prepareWorkspace(add func(*os.File) int) (nsinit.Workspace, er
 		lower = nsinit.Source{FD: add(tree)}
 	}
 	if cfg.WorkspaceWrite {
-		return nsinit.Workspace{Mode: nsinit.WorkspaceBind, Lower: lower}, nil
+		return nsinit.Workspace{Mode: nsinit.WorkspaceBind, Lower: lower, ReadOnly: gitPaths(ws)}, nil
 	}
 
-	if s.state, err = s.makeState(fi.Mode().Perm()); err != nil {
+	if err := s.makeState(fi.Mode().Perm()); err != nil {
 		return nsinit.Workspace{}, err
 	}
 	state := nsinit.Source{Path: s.state}
@@ -65,34 +65,6 @@ func (s *Sandbox) prepareWorkspace(add func(*os.File) int) (nsinit.Workspace, er
 		state = nsinit.Source{FD: add(tree)}
 	}
 	return nsinit.Workspace{Mode: nsinit.WorkspaceOverlay, Lower: lower, State: state}, nil
-}
-
-// makeState creates the private directory holding the overlay's upper and work
-// directories, owned by the sandbox's host uid. The upper directory gets the
-// workspace's permissions, which the overlay shows for /workspace itself.
-func (s *Sandbox) makeState(perm os.FileMode) (string, error) {
-	dir, err := os.MkdirTemp(s.cfg.StateDir, "agentbox-upper-")
-	if err != nil {
-		return "", fmt.Errorf("create upper layer: %w", err)
-	}
-	modes := []struct {
-		path string
-		perm os.FileMode
-	}{{dir, 0o700}, {filepath.Join(dir, "upper"), perm}, {filepath.Join(dir, "work"), 0o700}}
-	for i, m := range modes {
-		if i > 0 {
-			if err := os.Mkdir(m.path, m.perm); err != nil {
-				return dir, fmt.Errorf("create upper layer: %w", err)
-			}
-		}
-		if err := os.Chmod(m.path, m.perm); err != nil {
-			return dir, fmt.Errorf("create upper layer: %w", err)
-		}
-		if err := os.Lchown(m.path, s.id.uid, s.id.gid); err != nil {
-			return dir, fmt.Errorf("create upper layer: %w", err)
-		}
-	}
-	return dir, nil
 }
 
 // prepareRootFS passes cfg.RootFS to the init (detached as root, by path otherwise).

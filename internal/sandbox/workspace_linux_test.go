@@ -1,11 +1,15 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // workspaceFixture makes a host workspace under t.TempDir(), whose parent is a 0700
@@ -50,12 +54,15 @@ const workspaceWant = "lower a\n1000 agentbox\n1000 agentbox\n65534 nobody\nothe
 // the sandbox user (idmapped lower layer), another host user's file as nobody.
 func TestWorkspaceOverlay(t *testing.T) {
 	ws := workspaceFixture(t)
-	r := runIn(t, Config{Argv: []string{"/bin/sh", "-c", workspaceScript}, Workspace: ws, KeepUpper: true})
-	upper := r.sb.UpperDir()
-	if upper == "" {
-		t.Fatal("no upper dir")
-	}
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(upper)) })
+	var upper string
+	r := startWith(t, Config{Argv: []string{"/bin/sh", "-c", workspaceScript}, Workspace: ws}, false).
+		finishInspect(t, "", func(sb *Sandbox) {
+			upper = sb.UpperDir()
+			if upper == "" {
+				t.Fatal("no upper dir")
+			}
+			checkUpper(t, sb, upper)
+		})
 	if r.stdout != workspaceWant || r.exit.ExitCode != 0 {
 		t.Fatalf("inside: %q (exit %+v, stderr %q), want %q", r.stdout, r.exit, r.stderr, workspaceWant)
 	}
@@ -70,15 +77,27 @@ func TestWorkspaceOverlay(t *testing.T) {
 			t.Errorf("host %s exists (%v)", name, err)
 		}
 	}
-	// The upper layer has the changes, owned by the sandbox's host uid.
+	// Destroy removed the upper layer and its tmpfs.
+	if _, err := os.Lstat(filepath.Dir(upper)); !os.IsNotExist(err) {
+		t.Errorf("upper layer still there after Destroy: %v", err)
+	}
+	if m := hostMountsUnder(t, filepath.Dir(upper)); len(m) != 0 {
+		t.Errorf("host mounts left after Destroy: %q", m)
+	}
+}
+
+// checkUpper checks the upper layer of workspaceScript's run: the changes, owned by
+// the sandbox's host uid, on a tmpfs of the host's (as root).
+func checkUpper(t *testing.T, sb *Sandbox, upper string) {
+	t.Helper()
 	for name, want := range map[string]string{"new.txt": "new\n", "a.txt": "mod\n", "sub/d.txt": "deep\n"} {
 		p := filepath.Join(upper, name)
 		if got := readFile(t, p); got != want {
 			t.Errorf("upper %s = %q, want %q", name, got, want)
 		}
 		var st syscall.Stat_t
-		if err := syscall.Lstat(p, &st); err != nil || int(st.Uid) != r.sb.HostUID() {
-			t.Errorf("upper %s owner %d (%v), want %d", name, st.Uid, err, r.sb.HostUID())
+		if err := syscall.Lstat(p, &st); err != nil || int(st.Uid) != sb.HostUID() {
+			t.Errorf("upper %s owner %d (%v), want %d", name, st.Uid, err, sb.HostUID())
 		}
 	}
 	var st syscall.Stat_t
@@ -86,20 +105,54 @@ func TestWorkspaceOverlay(t *testing.T) {
 		st.Mode&syscall.S_IFMT != syscall.S_IFCHR || st.Rdev != 0 {
 		t.Errorf("upper b.txt is not a whiteout (0:0 character device): mode %o rdev %d err %v", st.Mode, st.Rdev, err)
 	}
-	// KeepUpper keeps upper/ but not overlay's scratch directory.
-	if _, err := os.Stat(filepath.Join(filepath.Dir(upper), "work")); !os.IsNotExist(err) {
-		t.Errorf("work dir kept: %v", err)
+	var fs unix.Statfs_t
+	if err := unix.Statfs(upper, &fs); err != nil || fs.Type != unix.TMPFS_MAGIC {
+		t.Errorf("upper layer is not on a tmpfs: type %#x, %v", fs.Type, err)
+	}
+	if m := hostMountsUnder(t, filepath.Dir(upper)); len(m) != 1 || !strings.Contains(m[0], "nosuid,nodev") ||
+		!strings.Contains(m[0], fmt.Sprintf("uid=%d", sb.HostUID())) || !strings.Contains(m[0], "mode=700") {
+		t.Errorf("host mounts at the state directory: %q, want one nosuid, nodev, mode=700 tmpfs of uid %d", m, sb.HostUID())
 	}
 }
 
-// TestWorkspaceUpperRemoved: without KeepUpper, Destroy removes the upper layer.
-func TestWorkspaceUpperRemoved(t *testing.T) {
-	r := runIn(t, Config{Argv: []string{"/bin/sh", "-c", "echo x > /workspace/f"}, Workspace: workspaceFixture(t)})
-	if r.exit.ExitCode != 0 {
-		t.Fatalf("exit %+v, stderr %q", r.exit, r.stderr)
+// hostMountsUnder returns the lines of this process's mountinfo whose mount point is
+// dir or below it.
+func hostMountsUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Dir(r.sb.UpperDir())); !os.IsNotExist(err) {
-		t.Errorf("upper layer still there after Destroy: %v", err)
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// TestWorkspaceSize: what the sandbox writes to /workspace is bounded by
+// WorkspaceSize, with the overlay (its upper layer is a host tmpfs of that size)
+// and without a host workspace (an in-sandbox tmpfs); the host disk is not used.
+func TestWorkspaceSize(t *testing.T) {
+	const script = `dd if=/dev/zero of=/workspace/big bs=1M count=64 2>&1 | grep -o 'No space left on device'
+		du -m /workspace/big | cut -f1`
+	for _, c := range []struct {
+		name string
+		ws   string
+	}{{"overlay", workspaceFixture(t)}, {"no-workspace", ""}} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runIn(t, Config{Argv: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/bin:/bin"},
+				Workspace: c.ws, WorkspaceSize: 8 << 20})
+			got := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			if n, err := strconv.Atoi(got[len(got)-1]); len(got) != 2 || got[0] != "No space left on device" ||
+				err != nil || n > 8 || n < 7 {
+				// du rounds up: 7 to 8 MiB fit.
+				t.Errorf("stdout %q stderr %q: want ENOSPC at 8 MiB", r.stdout, r.stderr)
+			}
+		})
 	}
 }
 
@@ -206,8 +259,14 @@ func TestWorkspaceByPath(t *testing.T) {
 	}
 	script := "cat /workspace/a.txt; stat -c %U /workspace/a.txt; echo new > /workspace/new.txt && cat /workspace/new.txt"
 	for _, write := range []bool{false, true} {
-		r := runIn(t, Config{Argv: []string{"/bin/sh", "-c", script}, Workspace: ws, WorkspaceWrite: write,
-			RootFS: "/", StateDir: "/tmp", KeepUpper: true})
+		var upperNew string
+		r := startWith(t, Config{Argv: []string{"/bin/sh", "-c", script}, Workspace: ws, WorkspaceWrite: write,
+			RootFS: "/"}, false).finishInspect(t, "", func(sb *Sandbox) {
+			if up := sb.UpperDir(); up != "" {
+				b, _ := os.ReadFile(filepath.Join(up, "new.txt"))
+				upperNew = string(b)
+			}
+		})
 		if r.stdout != "lower a\nnobody\nnew\n" {
 			t.Errorf("write=%v: stdout %q stderr %q setup %v", write, r.stdout, r.stderr, r.exit.SetupErr)
 		}
@@ -215,11 +274,8 @@ func TestWorkspaceByPath(t *testing.T) {
 		if write == os.IsNotExist(err) {
 			t.Errorf("write=%v: host new.txt: %v", write, err)
 		}
-		if up := r.sb.UpperDir(); up != "" {
-			if got, _ := os.ReadFile(filepath.Join(up, "new.txt")); string(got) != "new\n" {
-				t.Errorf("upper new.txt = %q", got)
-			}
-			os.RemoveAll(filepath.Dir(up))
+		if want := map[bool]string{false: "new\n", true: ""}[write]; upperNew != want {
+			t.Errorf("write=%v: upper new.txt = %q, want %q", write, upperNew, want)
 		}
 	}
 }

@@ -39,8 +39,10 @@ const (
 	afInet  = 2
 	afInet6 = 10
 
-	sockTypeMask = 0xf // SOCK_TYPE_MASK: the rest of type is SOCK_NONBLOCK|SOCK_CLOEXEC
-	sockPacket   = 10  // SOCK_PACKET: with AF_INET the kernel turns it into AF_PACKET
+	sockTypeMask  = 0xf // SOCK_TYPE_MASK: the rest of type is SOCK_NONBLOCK|SOCK_CLOEXEC
+	sockStream    = 1
+	sockSeqpacket = 5
+	sockPacket    = 10 // SOCK_PACKET: with AF_INET the kernel turns it into AF_PACKET
 
 	ipprotoICMP   = 1
 	ipprotoTCP    = 6

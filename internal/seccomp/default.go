@@ -155,7 +155,16 @@ func DefaultPolicy() Policy {
 // and the host sees -rwsr-xr-x root). The mode is a plain argument, so the filter sees
 // the value the kernel uses. openat2 passes it in memory the filter cannot read: it
 // gets ENOSYS, which makes callers fall back to openat. mkdir cannot set either bit.
-func WriteWorkspacePolicy() Policy {
+//
+// denyUnixSockets also refuses every Unix socket that could be aimed at a path: a
+// pathname socket in the read-write workspace is the host's own (the network namespace
+// does not cover it, and the kernel finds the listener by inode), and seccomp cannot
+// read the path. The sandbox asks for this below Landlock ABI 9, which confines such
+// connects itself. A connected stream or seqpacket pair cannot be re-aimed (EISCONN;
+// seqpacket ignores a sendto address), so those pairs stay allowed; datagram ends can
+// be re-aimed with connect or sendto. Anthropic's sandbox runtime denies socket(AF_UNIX)
+// the same way on Linux.
+func WriteWorkspacePolicy(denyUnixSockets bool) Policy {
 	p := DefaultPolicy()
 	why := "sets S_ISUID or S_ISGID on a file of the host's read-write workspace, owned " +
 		"there by the workspace's owner (often root)"
@@ -172,5 +181,15 @@ func WriteWorkspacePolicy() Policy {
 	}
 	p.Rules = append(p.Rules, Rule{Syscall: "openat2", Action: ActionErrno, Errno: errENOSYS,
 		Why: "its mode is in memory the filter cannot read (see open)"})
+	if denyUnixSockets {
+		why := "a pathname Unix socket in the read-write workspace is the host's own " +
+			"(the network namespace does not cover it); seccomp cannot read the path"
+		p.Rules = append(p.Rules,
+			Rule{Syscall: "socket", Arg: argIn(0, afUnix), Action: ActionErrno, Errno: errEPERM, Why: why},
+			Rule{Syscall: "socketpair", Arg: &ArgCond{Index: 1, Op: NotIn, Mask: sockTypeMask,
+				Values: []uint32{sockStream, sockSeqpacket}}, Action: ActionErrno, Errno: errEPERM,
+				Why: why + "; a datagram end can be re-aimed at it with connect or sendto"},
+		)
+	}
 	return p
 }

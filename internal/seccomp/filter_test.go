@@ -185,7 +185,7 @@ func TestWriteWorkspacePolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wr, err := Build(WriteWorkspacePolicy())
+	wr, err := Build(WriteWorkspacePolicy(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,6 +203,9 @@ func TestWriteWorkspacePolicy(t *testing.T) {
 		{"openat O_CREAT 4755", call(nr("openat"), 0, 0, 0o100, 0o4755), errno(syscall.EPERM)},
 		{"mknodat 4644", call(nr("mknodat"), 0, 0, 0o104644), errno(syscall.EPERM)},
 		{"openat2", call(nr("openat2"), 0, 0, 0, 24), errno(syscall.ENOSYS)},
+		{"socket AF_UNIX", call(nr("socket"), 1, 1, 0), errno(syscall.EPERM)},
+		{"socketpair AF_UNIX dgram", call(nr("socketpair"), 1, 2, 0), errno(syscall.EPERM)},
+		{"socketpair AF_UNIX stream allowed", call(nr("socketpair"), 1, 1|0o2000000, 0), allow},
 		{"chmod 0755 allowed", call(nr("chmod"), 0, 0o755), allow},
 		{"openat 0644 allowed", call(nr("openat"), 0, 0, 0o100, 0o644), allow},
 	} {

@@ -99,6 +99,10 @@ type Workspace struct {
 	State Source `json:"state"`
 	// Size is the tmpfs size in bytes (tmpfs only).
 	Size int64 `json:"size,omitempty"`
+	// ReadOnly are paths relative to the workspace, with no symlink but the last
+	// component, that the init binds read-only over themselves (bind only): the
+	// repository's .git, whose hooks and config the host's git would run.
+	ReadOnly []string `json:"read_only,omitempty"`
 }
 
 // Rlimit is one resource limit (Resource is a unix.RLIMIT_* number).

@@ -18,7 +18,7 @@ func TestSpecRoundTrip(t *testing.T) {
 		Env:       []string{"A=1", "B="},
 		Dir:       "/workspace",
 		RootFS:    Source{FD: 7},
-		Workspace: Workspace{Mode: WorkspaceOverlay, Lower: Source{FD: 5}, State: Source{Path: "/tmp/x"}},
+		Workspace: Workspace{Mode: WorkspaceOverlay, Lower: Source{FD: 5}, State: Source{Path: "/tmp/x"}, ReadOnly: []string{".git", "sub/repo"}},
 		TmpSize:   1 << 20,
 		ShmSize:   2 << 20,
 		Rlimits:   []Rlimit{{Resource: 4, Cur: 0, Max: 0}, {Resource: 7, Cur: 64, Max: 128}},

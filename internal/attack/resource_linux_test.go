@@ -1,0 +1,311 @@
+package attack
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/internal/testenv"
+)
+
+// guard watches a run for a resource attack that the limits failed to hold: it kills
+// every tagged process once more than ceiling exist (so that a broken limit fails the
+// test instead of the machine) and measures how long the host takes to fork and exec
+// /bin/true meanwhile.
+type guard struct {
+	tag     string
+	ceiling int
+	quit    chan struct{}
+	wg      sync.WaitGroup
+
+	mu       sync.Mutex
+	tripped  int
+	slowest  time.Duration
+	forkErrs int
+}
+
+func startGuard(tag string, ceiling int) *guard {
+	g := &guard{tag: tag, ceiling: ceiling, quit: make(chan struct{})}
+	g.wg.Add(2)
+	go func() {
+		defer g.wg.Done()
+		for {
+			if procs := procsWithTag(g.tag); len(procs) > g.ceiling {
+				g.mu.Lock()
+				g.tripped = max(g.tripped, len(procs))
+				g.mu.Unlock()
+				for _, p := range procs {
+					syscall.Kill(p.pid, syscall.SIGKILL)
+				}
+			}
+			select {
+			case <-g.quit:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	go func() {
+		defer g.wg.Done()
+		for {
+			start := time.Now()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := exec.CommandContext(ctx, "/bin/true").Run()
+			cancel()
+			g.mu.Lock()
+			g.slowest = max(g.slowest, time.Since(start))
+			if err != nil {
+				g.forkErrs++
+			}
+			g.mu.Unlock()
+			select {
+			case <-g.quit:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	return g
+}
+
+func (g *guard) stop() { close(g.quit); g.wg.Wait() }
+
+// TestAbuse_ForkBomb (ANCHORS vector 18): the classic bash fork bomb under --pids 64
+// (bash retries a failed fork, so the bomb keeps pressing against the limit; dash gives
+// up at the first failure).
+// The limit must hold (never more than 64 of its processes on the host), the host must
+// keep forking normally, and everything must be gone afterwards. Stopped by the pids
+// cgroup and the wall-clock timeout with a cgroup-wide kill. Not parallel: it measures
+// the host's responsiveness.
+func TestAbuse_ForkBomb(t *testing.T) {
+	requireSandbox(t)
+	_, err := os.Stat("/bin/bash")
+	testenv.Require(t, err == nil, "/bin/bash for the fork bomb")
+	fx := newFixture(t)
+	const pids = 64
+	g := startGuard(fx.tag, 4*pids)
+	r := fx.run(boxOpts{
+		flags: []string{"--pids", strconv.Itoa(pids), "--timeout", "4s", "--memory", "512M", "--kill-grace", "200ms"},
+		cmd:   []string{"/bin/bash", "-c", ":(){ :|:& };:; sleep 30", fx.tag},
+	})
+	g.stop()
+	if g.tripped > 0 {
+		t.Errorf("ESCAPE the pids limit did not hold: %d processes of the bomb on the host (guard killed them)", g.tripped)
+	}
+	if r.watch.maxLive > pids+2 {
+		t.Errorf("the host saw up to %d processes of the bomb with --pids %d", r.watch.maxLive, pids)
+	}
+	if r.watch.maxLive < pids/2 {
+		t.Errorf("the bomb never got going (max %d processes seen): the test proves nothing", r.watch.maxLive)
+	}
+	if g.slowest > 2*time.Second || g.forkErrs > 0 {
+		t.Errorf("host unresponsive during the bomb: slowest fork+exec %v, %d failures", g.slowest, g.forkErrs)
+	}
+	if r.res.Limit != "pids" && r.res.Limit != "timeout" {
+		t.Errorf("limit = %q, want pids or timeout", r.res.Limit)
+	}
+	if r.duration > 15*time.Second {
+		t.Errorf("the run took %v with --timeout 4s", r.duration)
+	}
+	t.Logf("bomb: max %d processes seen, slowest host fork+exec %v", r.watch.maxLive, g.slowest)
+	fx.verifyHost(r)
+}
+
+// TestAbuse_MemoryBalloon: a process that touches memory until something stops it,
+// under --memory 64M. It must be OOM-killed inside its cgroup (oom_killed, limit
+// memory), with a peak near the limit, and the host unaffected.
+func TestAbuse_MemoryBalloon(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	fx := newFixture(t)
+	r := fx.run(boxOpts{flags: []string{"--memory", "64M"}, cmd: fx.attack("balloon", "1024")})
+	if at, ok := r.at.byName["balloon"]; ok && at.ok {
+		t.Errorf("ESCAPE the memory limit did not hold: %s", at.detail)
+	}
+	if !r.res.OOMKilled || r.res.Limit != "memory" {
+		t.Errorf("oom_killed %v, limit %q; want true, memory", r.res.OOMKilled, r.res.Limit)
+	}
+	if r.res.MemoryPeak > 80<<20 {
+		t.Errorf("memory_peak_bytes %d is far above --memory 64M", r.res.MemoryPeak)
+	}
+	fx.verifyHost(r)
+}
+
+// TestAbuse_TmpfsFill: filling /tmp and /dev/shm must end in ENOSPC at their size, in
+// memory the run is charged for, and leave the host's disk as it was. Not parallel: it
+// measures the host's free disk space.
+func TestAbuse_TmpfsFill(t *testing.T) {
+	for _, dir := range []string{"/tmp", "/dev/shm"} {
+		t.Run(strings.ReplaceAll(strings.Trim(dir, "/"), "/", "-"), func(t *testing.T) {
+			requireSandbox(t)
+			fx := newFixture(t)
+			before := diskFree(t, "/")
+			r := fx.run(boxOpts{flags: []string{"--memory", "2G"}, cmd: fx.attack("fill", dir, "1536")})
+			r.at.mustBeDone(t, "fill")
+			r.at.mustFailWith(t, "fill "+dir, []string{"ENOSPC"}, "fill")
+			if after := diskFree(t, "/"); before-after > 64<<20 {
+				t.Errorf("HOST CHANGED: the host disk lost %d MiB", (before-after)>>20)
+			}
+			fx.verifyHost(r)
+		})
+	}
+}
+
+// TestAbuse_WorkspaceFill: the overlay's upper layer would live on the host's disk;
+// writing into /workspace without bound fills it, the same denial of service as a
+// tmpfs fill. agentbox puts the upper layer on a tmpfs of --workspace-size (default
+// 1G) that it mounts on the host: the writes must stop with ENOSPC at that size,
+// the host's disk must not lose the data, and the upper layer and its mount must be
+// gone afterwards (hostDiffs). Not parallel: it measures the host's free disk space.
+func TestAbuse_WorkspaceFill(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		flags  []string
+		limitM int
+	}{
+		{"default", []string{"--memory", "2G"}, 1024},
+		{"workspace-size", []string{"--memory", "2G", "--workspace-size", "64M"}, 64},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			requireSandbox(t)
+			fx := newFixture(t)
+			before := diskFree(t, "/")
+			r := fx.run(boxOpts{flags: c.flags, cmd: fx.attack("fill", "/workspace", "1536")})
+			r.at.mustBeDone(t, "fill")
+			r.at.mustFailWith(t, "fill the workspace past its size", []string{"ENOSPC"}, "fill")
+			if at, ok := r.at.get(t, "fill-mb"); ok {
+				if n, err := strconv.Atoi(at.detail); err != nil || n > c.limitM || n < c.limitM/2 {
+					t.Errorf("the sandbox wrote %s MiB into /workspace, want at most %d (and most of it)", at.detail, c.limitM)
+				}
+			}
+			if after := diskFree(t, "/"); before-after > 64<<20 {
+				t.Errorf("HOST CHANGED: the host disk lost %d MiB after the run (upper layer on disk?)", (before-after)>>20)
+			}
+			// The 1 GiB fill lasts seconds, so the watcher must have seen it (a
+			// 64 MiB one may be over between two polls on a loaded machine).
+			if c.limitM >= 1024 && len(r.watch.stateDirs()) == 0 {
+				t.Errorf("the host never saw the run's upper layer in %s: the leftover check proves nothing", stateRoot)
+			}
+			fx.verifyHost(r)
+		})
+	}
+}
+
+func diskFree(t *testing.T, path string) int64 {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return int64(st.Bavail) * st.Bsize
+}
+
+// TestAbuse_FdExhaustion: --open-files 64 must stop the command at 64 descriptors.
+func TestAbuse_FdExhaustion(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	fx := newFixture(t)
+	r := fx.run(boxOpts{flags: []string{"--open-files", "64"}, cmd: fx.attack("fd-exhaust", "100000")})
+	r.at.mustBeDone(t, "fd-exhaust")
+	r.at.mustFailWith(t, "open descriptors past --open-files", []string{"EMFILE"}, "fd-exhaust")
+	if at, ok := r.at.get(t, "fd-count"); ok {
+		if n, _ := strconv.Atoi(at.detail); n > 64 {
+			t.Errorf("opened %d descriptors with --open-files 64", n)
+		}
+	}
+	fx.verifyHost(r)
+}
+
+// TestAbuse_StdoutFlood: `yes` writes as fast as it can. The capture must stay within
+// --output-limit, the hard --output-total must end the run with limit output and cap
+// the --stdout-file copy at exactly that total, and agentbox's own memory must stay
+// small either way. (stdout_bytes counts what was drained while the kill landed, so it
+// may pass the total; it is logged, not asserted.)
+func TestAbuse_StdoutFlood(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name      string
+		flags     []string
+		wantLimit string
+	}{
+		{"hard-total", []string{"--output-limit", "64K", "--output-total", "1M", "--timeout", "20s"}, "output"},
+		{"capped-until-timeout", []string{"--output-limit", "64K", "--output-total", "1T", "--timeout", "2s"}, "timeout"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			requireSandbox(t)
+			fx := newFixture(t)
+			outFile := filepath.Join(fx.dir, "stdout.copy")
+			flags := c.flags
+			if c.wantLimit == "output" {
+				flags = append(flags, "--stdout-file", outFile)
+			}
+			r := fx.run(boxOpts{flags: flags, cmd: []string{"/usr/bin/yes", fx.tag}})
+			if r.res.Limit != c.wantLimit {
+				t.Errorf("limit = %q, want %q", r.res.Limit, c.wantLimit)
+			}
+			if !r.res.StdoutTruncated {
+				t.Errorf("stdout_truncated is false after a flood")
+			}
+			if n := len(r.res.Stdout); n > 64<<10+1024 {
+				t.Errorf("captured stdout is %d bytes with --output-limit 64K", n)
+			}
+			if c.wantLimit == "output" {
+				if r.res.StdoutBytes < 1<<20 {
+					t.Errorf("stdout_bytes = %d: the run ended before the 1M total", r.res.StdoutBytes)
+				}
+				fi, err := os.Stat(outFile)
+				if err != nil || fi.Size() > 1<<20 {
+					t.Errorf("--stdout-file holds more than --output-total 1M (%v, %v)", fi, err)
+				}
+			}
+			if r.duration > 10*time.Second {
+				t.Errorf("the flood ran %v", r.duration)
+			}
+			if rss := r.maxRSS; rss > 200<<20 {
+				t.Errorf("agentbox itself grew to %d MiB during the flood", rss>>20)
+			}
+			t.Logf("stdout_bytes %d, agentbox max RSS %d MiB, %v", r.res.StdoutBytes, r.maxRSS>>20, r.duration)
+			fx.verifyHost(r)
+		})
+	}
+}
+
+// TestAbuse_CPUSpin: spinning threads under --cpu-time 1s end with limit cpu after
+// about one CPU-second, long before the wall timeout.
+func TestAbuse_CPUSpin(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	fx := newFixture(t)
+	r := fx.run(boxOpts{flags: []string{"--cpu-time", "1s", "--timeout", "30s"}, cmd: fx.attack("spin", "2")})
+	if r.res.Limit != "cpu" {
+		t.Errorf("limit = %q, want cpu", r.res.Limit)
+	}
+	if r.duration > 10*time.Second {
+		t.Errorf("a 1 s CPU limit took %v of wall time", r.duration)
+	}
+	if cpu := r.res.CPUUserMS + r.res.CPUSysMS; cpu < 900 || cpu > 5000 {
+		t.Errorf("cpu_user_ms+cpu_sys_ms = %v, want about 1000", cpu)
+	}
+	fx.verifyHost(r)
+}
+
+// TestAbuse_FileSize: --file-size 1M stops one big file at 1 MiB (EFBIG).
+func TestAbuse_FileSize(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	fx := newFixture(t)
+	r := fx.run(boxOpts{flags: []string{"--file-size", "1M"}, cmd: fx.attack("bigfile", "/tmp/big", "8")})
+	r.at.mustBeDone(t, "bigfile")
+	r.at.mustFailWith(t, "write past --file-size", []string{"EFBIG"}, "bigfile")
+	fx.verifyHost(r)
+}
