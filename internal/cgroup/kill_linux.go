@@ -23,6 +23,11 @@ import (
 func (c *Cgroup) Kill() error {
 	c.killMu.Lock()
 	defer c.killMu.Unlock()
+	// Usually the sandbox's init has already killed and reaped everything: an empty
+	// group has no member left to fork, so there is nothing to freeze or kill.
+	if empty, err := c.empty(); err == nil && empty {
+		return nil
+	}
 	deadline := time.Now().Add(c.killTimeout)
 	var lastErr error
 	for round := 0; ; round++ {

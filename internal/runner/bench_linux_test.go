@@ -40,3 +40,15 @@ func BenchmarkRunTrueProcess(b *testing.B) {
 		}
 	}
 }
+
+// agentbox's namespace level through the runner: sandbox start, command, confirmed
+// cgroup-wide cleanup and removal.
+func BenchmarkRunTrueNamespace(b *testing.B) {
+	spec := Spec{Argv: []string{"/bin/true"}, Isolation: IsolationNamespace}
+	for b.Loop() {
+		res, err := Run(context.Background(), spec)
+		if err != nil || res.ExitCode != 0 {
+			b.Fatal(err, res)
+		}
+	}
+}
