@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentbox/agentbox/internal/testenv"
 )
 
 // helperEnv makes the test binary act as a child process: see runHelper.
@@ -24,22 +25,16 @@ func TestMain(m *testing.M) {
 		runHelper(mode)
 		return
 	}
-	// The runtime opens its poller's descriptors on first use of a pipe; do that
-	// before counting so they do not look like a leak.
-	if r, w, err := os.Pipe(); err == nil {
-		r.Close()
-		w.Close()
-	}
-	fds := countFDs()
+	base := testenv.Take()
 	code := m.Run()
-	leakErr := checkLeaks(fds)
+	leakErr := base.Check(2 * time.Second)
 	// Remove the test groups whatever happened, so a failed run leaves nothing.
 	left, groupErr := removeTestGroups()
 	if len(left) > 0 {
 		groupErr = errors.Join(fmt.Errorf("test groups left behind: %v", left), groupErr)
 	}
 	if err := errors.Join(leakErr, groupErr); err != nil && code == 0 {
-		fmt.Fprintln(os.Stderr, "leak:", err)
+		fmt.Fprintln(os.Stderr, err)
 		code = 1
 	}
 	os.Exit(code)
@@ -87,27 +82,6 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func countFDs() int {
-	ents, _ := os.ReadDir("/proc/self/fd")
-	return len(ents)
-}
-
-// checkLeaks reports a child process or descriptor that a test left behind.
-func checkLeaks(fds int) error {
-	if kids := children(); len(kids) > 0 {
-		return fmt.Errorf("child processes left: %v", kids)
-	}
-	deadline := time.Now().Add(2 * time.Second)
-	for countFDs() > fds && time.Now().Before(deadline) {
-		runtime.GC() // finalizers close forgotten *os.File; we want to see them anyway
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := countFDs(); n > fds {
-		return fmt.Errorf("%d file descriptors open, %d at start", n, fds)
-	}
-	return nil
-}
-
 // removeTestGroups kills and removes every group under testParent, then
 // testParent itself, in the v1 hierarchies and the cgroup2 mount. It returns the
 // groups it found.
@@ -131,22 +105,6 @@ func removeTestGroups() ([]string, error) {
 		}
 	}
 	return left, errors.Join(errs...)
-}
-
-// children lists the live or unreaped children of this process.
-func children() []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if ppid, _ := procStat(pid); ppid == os.Getpid() {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 // procStat returns the parent pid and state letter of pid, or 0 and "" when it is
