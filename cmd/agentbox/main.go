@@ -24,6 +24,16 @@ func main() {
 	}
 	root.AddCommand(runCmd())
 	root.AddCommand(doctorCmd())
+	root.AddCommand(envCmd())
+	root.AddCommand(execCmd())
+	root.AddCommand(fsCmd())
+	root.AddCommand(patchCmd())
+	root.AddCommand(diffCmd())
+	root.AddCommand(mcpCmd())
+	root.AddCommand(serveCmd())
+	root.AddCommand(agentCmd())
+	root.AddCommand(traceCmd())
+	root.AddCommand(replayCmd())
 	if err := root.Execute(); err != nil {
 		var ee exitError
 		if errors.As(err, &ee) {

@@ -32,3 +32,6 @@ func (c *Cgroup) Stats() (Stats, error) { return Stats{}, ErrUnsupported }
 
 // Delete fails with ErrUnsupported.
 func (c *Cgroup) Delete() error { return ErrUnsupported }
+
+// Frozen fails with ErrUnsupported.
+func (c *Cgroup) Frozen(fn func() error) error { return ErrUnsupported }

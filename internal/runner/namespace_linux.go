@@ -22,11 +22,17 @@ import (
 // write dotfiles and caches do not touch the workspace.
 const SandboxHome = "/tmp"
 
+// nsChild is a fresh sandbox running the command or, with proc set, one command
+// of an existing persistent sandbox (RunIn): the same child with the same result
+// mapping, whose cleanup then kills only that command's processes.
 type nsChild struct {
-	sb      *sandbox.Sandbox
-	spec    Spec
-	lower   string
-	exitSig syscall.Signal
+	sb    *sandbox.Sandbox
+	spec  Spec
+	lower string
+
+	proc    *sandbox.Process
+	before  sandbox.Stats // the environment's cgroup counters when proc started
+	killed9 bool          // proc's main process died of SIGKILL
 }
 
 func startNamespace(s Spec, io stdio, _ *Result) (child, error) {
@@ -41,14 +47,7 @@ func startNamespace(s Spec, io stdio, _ *Result) (child, error) {
 		Memory:         s.Limits.Memory,
 		Pids:           s.Limits.Pids,
 		CPUs:           s.Limits.CPUs,
-		Rlimits: sandbox.Rlimits{
-			FSize:  sandbox.Rlimit{Soft: uint64(s.Limits.FileSize)},
-			NoFile: sandbox.Rlimit{Soft: uint64(s.Limits.OpenFiles)},
-		},
-	}
-	if s.Limits.CPUTime > 0 {
-		sec := uint64((s.Limits.CPUTime + time.Second - 1) / time.Second)
-		cfg.Rlimits.CPU = sandbox.Rlimit{Soft: sec, Hard: sec + 1}
+		Rlimits:        rlimits(s.Limits),
 	}
 	if s.Workspace != "" {
 		ws, err := filepath.Abs(s.Workspace)
@@ -69,7 +68,73 @@ func startNamespace(s Spec, io stdio, _ *Result) (child, error) {
 	return &nsChild{sb: sb, spec: s, lower: cfg.Workspace}, nil
 }
 
+// startIn returns the starter of RunIn: the command runs in sb.
+func startIn(sb *sandbox.Sandbox) starter {
+	return func(s Spec, io stdio, res *Result) (child, error) {
+		res.LandlockABI = landlockABI(sb.Landlock())
+		cfg := sandbox.ExecConfig{
+			Argv:    s.Argv,
+			Env:     DefaultEnv(SandboxHome, SandboxHome, s.Env...),
+			Dir:     path.Join(sandbox.DefaultDir, s.Cwd),
+			Rlimits: rlimits(s.Limits),
+		}
+		before, err := sb.Stats()
+		if err != nil {
+			return nil, err
+		}
+		p, err := sb.Exec(cfg, sandbox.Stdio{Stdin: io.stdin, Stdout: io.stdout, Stderr: io.stderr})
+		if err != nil {
+			if se := execStartError(s.Argv[0], err); se != nil {
+				return nil, se
+			}
+			return nil, err
+		}
+		return &nsChild{sb: sb, spec: s, proc: p, before: before}, nil
+	}
+}
+
+// rlimits are a command's per-process limits.
+func rlimits(l Limits) sandbox.Rlimits {
+	r := sandbox.Rlimits{
+		FSize:  sandbox.Rlimit{Soft: uint64(l.FileSize)},
+		NoFile: sandbox.Rlimit{Soft: uint64(l.OpenFiles)},
+	}
+	if l.CPUTime > 0 {
+		sec := uint64((l.CPUTime + time.Second - 1) / time.Second)
+		r.CPU = sandbox.Rlimit{Soft: sec, Hard: sec + 1}
+	}
+	return r
+}
+
+// execStartError maps a sandbox's failure to execute the command to the exit
+// codes a shell would use (127 not found, 126 not executable), or returns nil.
+func execStartError(argv0 string, err error) *startError {
+	var se *sandbox.SetupError
+	switch {
+	case !errors.As(err, &se) || se.Stage != sandbox.StageExec:
+		return nil
+	case se.Errno == syscall.ENOENT:
+		return &startError{StatusNotFound, fmt.Errorf("%s: not found in the sandbox", argv0)}
+	default:
+		return &startError{StatusNotExecutable, fmt.Errorf("%s: cannot execute in the sandbox: %s", argv0, se.Detail)}
+	}
+}
+
 func (c *nsChild) wait() exitInfo {
+	if c.proc != nil {
+		ex, err := c.proc.Wait()
+		c.killed9 = ex.Signal == syscall.SIGKILL
+		ei := exitInfo{
+			code:     ex.ExitCode,
+			sig:      ex.Signal,
+			usage:    usage{user: ex.Rusage.User, sys: ex.Rusage.Sys, maxRSS: ex.Rusage.MaxRSS},
+			landlock: landlockABI(ex.Landlock),
+		}
+		if err != nil {
+			ei.waitErr = err
+		}
+		return ei
+	}
 	ex, err := c.sb.Wait()
 	ei := exitInfo{
 		code:     ex.ExitCode,
@@ -77,12 +142,9 @@ func (c *nsChild) wait() exitInfo {
 		usage:    usage{user: ex.Rusage.User, sys: ex.Rusage.Sys, maxRSS: ex.Rusage.MaxRSS},
 		landlock: landlockABI(ex.Landlock),
 	}
-	var se *sandbox.SetupError
-	switch {
-	case errors.As(ex.SetupErr, &se) && se.Stage == sandbox.StageExec && se.Errno == syscall.ENOENT:
-		ei.startErr = &startError{StatusNotFound, fmt.Errorf("%s: not found in the sandbox", c.spec.Argv[0])}
-	case errors.As(ex.SetupErr, &se) && se.Stage == sandbox.StageExec:
-		ei.startErr = &startError{StatusNotExecutable, fmt.Errorf("%s: cannot execute in the sandbox: %s", c.spec.Argv[0], se.Detail)}
+	switch se := execStartError(c.spec.Argv[0], ex.SetupErr); {
+	case se != nil:
+		ei.startErr = se
 	case ex.SetupErr != nil:
 		ei.waitErr = ex.SetupErr
 	case err != nil && !errors.Is(err, sandbox.ErrNoReport):
@@ -92,6 +154,10 @@ func (c *nsChild) wait() exitInfo {
 }
 
 func (c *nsChild) signal(sig syscall.Signal) {
+	if c.proc != nil {
+		c.proc.Signal(sig)
+		return
+	}
 	if sig == syscall.SIGKILL {
 		c.sb.Kill()
 		return
@@ -104,6 +170,9 @@ func (c *nsChild) signal(sig syscall.Signal) {
 // is empty, so nothing writes the upper layer while the diff is taken; Destroy then
 // unmounts and removes it.
 func (c *nsChild) cleanup(time.Duration) cleanupInfo {
+	if c.proc != nil {
+		return c.cleanupIn()
+	}
 	var info cleanupInfo
 	if st, err := c.sb.Stats(); err == nil {
 		info.cgroup = &usage{user: st.CPUUser, sys: st.CPUSys, maxRSS: st.MemoryPeak}
@@ -157,4 +226,17 @@ func landlockABI(report string) int {
 		}
 	}
 	return 0
+}
+
+// cleanupIn kills what is left of a command in an existing sandbox and reads the
+// environment's cgroup counters for what hit its limits meanwhile (see RunIn).
+func (c *nsChild) cleanupIn() cleanupInfo {
+	cl, err := c.proc.Kill()
+	info := cleanupInfo{survivors: cl.Survivors, err: err,
+		usage: usage{user: cl.Rusage.User, sys: cl.Rusage.Sys, maxRSS: cl.Rusage.MaxRSS}}
+	if st, err := c.sb.Stats(); err == nil {
+		info.oom = st.OOMKills > c.before.OOMKills && c.killed9
+		info.pidsHit = st.PidsLimitHits > c.before.PidsLimitHits
+	}
+	return info
 }

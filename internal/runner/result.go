@@ -30,6 +30,11 @@ type Result struct {
 	LandlockABI int `json:"landlock_abi,omitempty"`
 	// Error says why the command could not be started (exit codes 125-127).
 	Error string `json:"error,omitempty"`
+	// StdoutRef and StderrRef name the whole stream as an artifact
+	// ("sha256:<hex>") when the captured text was truncated. Package env sets
+	// them for commands in environments; Run never does.
+	StdoutRef string `json:"stdout_ref,omitempty"`
+	StderrRef string `json:"stderr_ref,omitempty"`
 }
 
 // Exit statuses for failures that are not the command's own (coreutils conventions).

@@ -69,7 +69,16 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	s := spec.withDefaults()
+	return run(ctx, spec.withDefaults(), start)
+}
+
+// starter launches the command of a run: start (a process tree or a fresh
+// sandbox) or, for RunIn, a command in an existing sandbox.
+type starter func(s Spec, io stdio, res *Result) (child, error)
+
+// run is Run after validation: everything but how the command is started is the
+// same for Run and RunIn.
+func run(ctx context.Context, s Spec, start starter) (*Result, error) {
 	res := &Result{Isolation: s.Isolation}
 	started := time.Now()
 	defer func() { res.DurationMS = time.Since(started).Milliseconds() }()
@@ -96,7 +105,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		errFile, err = createOutputFile(s.StderrFile)
 		if err == nil {
 			defer closeIfNotNil(errFile)
-			return runWith(ctx, s, res, stdio{stdin, outW, errW}, outR, errR, outFile, errFile)
+			return runWith(ctx, s, res, stdio{stdin, outW, errW}, outR, errR, outFile, errFile, start)
 		}
 	}
 	for _, f := range []*os.File{outR, outW, errR, errW} {
@@ -105,7 +114,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	return setupFailed(res, err)
 }
 
-func runWith(ctx context.Context, s Spec, res *Result, io stdio, outR, errR *os.File, outFile, errFile *os.File) (*Result, error) {
+func runWith(ctx context.Context, s Spec, res *Result, io stdio, outR, errR *os.File, outFile, errFile *os.File, start starter) (*Result, error) {
 	defer outR.Close()
 	defer errR.Close()
 	ch, err := start(s, io, res)

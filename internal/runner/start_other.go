@@ -5,12 +5,16 @@ package runner
 import (
 	"errors"
 	"os"
+
+	"github.com/agentbox/agentbox/internal/sandbox"
 )
 
 // ErrUnsupported is returned on systems other than Linux.
 var ErrUnsupported = errors.New("agentbox runs commands only on Linux")
 
 func start(Spec, stdio, *Result) (child, error) { return nil, ErrUnsupported }
+
+func startIn(*sandbox.Sandbox) starter { return start }
 
 func createOutputFile(path string) (*os.File, error) {
 	if path == "" {

@@ -108,3 +108,26 @@ func BenchmarkForkExec(b *testing.B) {
 	}
 	b.ReportMetric(ms(median(totals)), "median-ms")
 }
+
+// BenchmarkPersistentExec is Exec, Wait and Kill of /bin/true in a persistent
+// sandbox, with /dev/null as its stdio.
+func BenchmarkPersistentExec(b *testing.B) {
+	testenv.RequireRoot(b)
+	sb, err := Start(Config{Persistent: true}, Stdio{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sb.Destroy()
+	for b.Loop() {
+		p, err := sb.Exec(ExecConfig{Argv: []string{"/bin/true"}}, Stdio{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if ex, err := p.Wait(); err != nil || ex.ExitCode != 0 {
+			b.Fatal(ex, err)
+		}
+		if _, err := p.Kill(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

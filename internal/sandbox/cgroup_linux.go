@@ -13,15 +13,20 @@ import (
 // CgroupPrefix starts the name of every sandbox's cgroup (cgroup.Reap takes it).
 const CgroupPrefix = "sandbox-"
 
-// newCgroup creates the sandbox's own cgroup with cfg's limits. Failing to get one
-// fails the sandbox: without it there is no whole-sandbox kill and no limit.
-func newCgroup(cfg Config) (*cgroup.Cgroup, error) {
+// cgroupName picks a fresh name for a sandbox's cgroup.
+func cgroupName() (string, error) {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return nil, err
+		return "", err
 	}
+	return CgroupPrefix + hex.EncodeToString(b[:]), nil
+}
+
+// newCgroup creates the sandbox's own cgroup with cfg's limits. Failing to get one
+// fails the sandbox: without it there is no whole-sandbox kill and no limit.
+func newCgroup(cfg Config, name string) (*cgroup.Cgroup, error) {
 	cg, err := cgroup.New(cgroup.Options{
-		Name:        CgroupPrefix + hex.EncodeToString(b[:]),
+		Name:        name,
 		MemoryBytes: cfg.Memory,
 		Pids:        cfg.Pids,
 		CPUs:        cfg.CPUs,
@@ -66,4 +71,13 @@ func (s *Sandbox) Stats() (Stats, error) {
 		PidsLimitHits: cs.PidsLimitHits,
 		Procs:         cs.Pids,
 	}, nil
+}
+
+// Frozen runs fn with every process of the sandbox, its init included, frozen
+// through the cgroup: nothing in the sandbox writes its upper layer meanwhile.
+func (s *Sandbox) Frozen(fn func() error) error {
+	if err := s.cg.Frozen(fn); err != nil {
+		return fmt.Errorf("sandbox frozen: %w", err)
+	}
+	return nil
 }

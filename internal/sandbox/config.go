@@ -14,6 +14,11 @@ const (
 // workspace, default tmpfs sizes, no memory or CPU limit and the inherited rlimits
 // (core dumps always off).
 type Config struct {
+	// Persistent starts a sandbox that runs no command of its own but serves
+	// Exec until it is destroyed; Argv, Env and Dir must then be empty (each
+	// ExecConfig has its own), and Rlimits are the ceiling of every command.
+	Persistent bool
+
 	// Argv is the command; Argv[0] without a slash is looked up in PATH from Env.
 	Argv []string
 	// Env is the command's whole environment; nothing is inherited from the host.
@@ -74,4 +79,18 @@ type Rlimit struct {
 // Stdio are the command's standard streams. A nil file means /dev/null.
 type Stdio struct {
 	Stdin, Stdout, Stderr *os.File
+}
+
+// ExecConfig is one command of a persistent sandbox.
+type ExecConfig struct {
+	// Argv is the command; Argv[0] without a slash is looked up in PATH from Env.
+	Argv []string
+	// Env is the command's whole environment; nothing is inherited.
+	Env []string
+	// Dir is the working directory inside the sandbox (DefaultDir when empty).
+	Dir string
+	// Rlimits apply to the command from microseconds after its execve (see
+	// Sandbox.Exec); RLIMIT_CORE is always 0. A hard limit above the sandbox's own
+	// fails the Exec.
+	Rlimits Rlimits
 }

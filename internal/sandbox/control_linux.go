@@ -73,6 +73,9 @@ func (s *Sandbox) Destroy() (survivors int, err error) {
 	s.closeControl()
 	_, _ = s.Wait()
 	s.reapInit()
+	if s.cl != nil {
+		s.cl.close()
+	}
 	// The pid namespace died with its init; the cgroup-wide kill catches anything
 	// that would not have, and returns once the cgroup is empty.
 	if err := s.cg.Kill(); err != nil {

@@ -7,6 +7,12 @@
 // the stage that failed) from a second pipe; Terminate, Kill and Destroy end the
 // sandbox, the last one confirming through the cgroup that nothing survived.
 //
+// A persistent sandbox (Config.Persistent, for package env) runs no command of its
+// own: once its init is set up and confined, Exec starts commands in it, each a
+// Process that can be waited for, signalled and killed on its own, and
+// WorkspaceDir is the init's descriptor of its /workspace for host-side file
+// access. Frozen runs a function with the whole sandbox frozen.
+//
 // Its one mount is on the host: as root, the private upper layer of an overlay
 // workspace lives on a size-limited tmpfs (Config.WorkspaceSize) in a fixed state
 // directory, unmounted by Destroy or, after a crash, by ReapStale. Everything inside

@@ -41,6 +41,15 @@ type Rusage struct {
 	MaxRSS int64
 }
 
+// Cleanup is what killing a command's remaining processes found.
+type Cleanup struct {
+	// Rusage is the usage of the processes reaped after the main process exited.
+	Rusage Rusage
+	// Survivors is the number of the command's processes that could not be
+	// killed (they die with the sandbox).
+	Survivors int
+}
+
 // Phase is one step of a sandbox's life and how long it took.
 type Phase struct {
 	Name string

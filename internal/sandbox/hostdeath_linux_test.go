@@ -33,8 +33,9 @@ func runHostHelper() {
 
 // deadHost is what a killed host helper left behind.
 type deadHost struct {
-	initPid, uid int
-	state        string
+	initPid, uid    int
+	cgroup, reserve string
+	state           string
 }
 
 // killedHost starts a host helper with an overlay workspace, waits until its
@@ -58,7 +59,7 @@ func killedHost(t *testing.T) deadHost {
 		cmd.Wait()
 		t.Fatalf("helper said %q (%v)", line, err)
 	}
-	h := deadHost{state: f[4]}
+	h := deadHost{cgroup: f[2], reserve: f[3], state: f[4]}
 	h.initPid, _ = strconv.Atoi(f[0])
 	h.uid, _ = strconv.Atoi(f[1])
 	t.Cleanup(func() {
@@ -87,8 +88,9 @@ func TestHostDeath(t *testing.T) {
 }
 
 // TestReapStale: ReapStale unmounts and removes the state directory a dead agentbox
-// process left behind, and any other unlocked one, but leaves a live sandbox's alone
-// (its owner holds the lock) and entries that are not state directories.
+// process left behind, and any other unlocked one, removes its host id reservation
+// and the cgroup that names, but leaves a live sandbox's alone (its owner holds the
+// locks) and entries that are not state directories.
 func TestReapStale(t *testing.T) {
 	live := startWith(t, Config{Argv: []string{"/bin/sleep", "60"}, Workspace: workspaceFixture(t)}, false)
 	defer func() {
@@ -122,10 +124,32 @@ func TestReapStale(t *testing.T) {
 	if _, err := os.Lstat(other); err != nil {
 		t.Errorf("ReapStale removed %s: %v", other, err)
 	}
+	if _, err := os.Lstat(dead.reserve); !os.IsNotExist(err) {
+		t.Errorf("the dead host's reservation %s still there (%v)", dead.reserve, err)
+	}
+	if d := cgroupDirs(dead.cgroup); len(d) > 0 {
+		t.Errorf("the dead host's cgroup still there: %q", d)
+	}
+	if _, err := os.Lstat(live.sb.id.reserve); err != nil {
+		t.Errorf("the live sandbox's reservation: %v", err)
+	}
+	for _, p := range live.sb.cg.Paths() {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("the live sandbox's cgroup: %v", err)
+		}
+	}
 	if m := hostMountsUnder(t, live.sb.state); len(m) != 1 {
 		t.Errorf("the live sandbox's state %s has mounts %q after ReapStale, want its tmpfs", live.sb.state, m)
 	}
 	if _, err := os.Stat(live.sb.UpperDir()); err != nil {
 		t.Errorf("the live sandbox's upper layer: %v", err)
 	}
+}
+
+// cgroupDirs lists the directories of the sandbox cgroup name in every v1
+// hierarchy and the v2 one.
+func cgroupDirs(name string) []string {
+	m, _ := filepath.Glob("/sys/fs/cgroup/*/" + cgroup.DefaultParent + "/" + name)
+	m2, _ := filepath.Glob("/sys/fs/cgroup/" + cgroup.DefaultParent + "/" + name)
+	return append(m, m2...)
 }

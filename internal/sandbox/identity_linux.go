@@ -8,8 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/internal/cgroup"
 	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
 )
 
@@ -30,8 +34,13 @@ type identity struct {
 	uid, gid int
 	// root: agentbox runs as root and uid was picked for this sandbox.
 	root    bool
-	reserve string // reservation to remove at the end (root only)
+	reserve string   // reservation to remove at the end (root only)
+	lock    *os.File // holds the reservation's flock while the sandbox lives
 }
+
+// cgroupRecord is the file in a reservation that names the sandbox's cgroup, so
+// that ReapStale can remove the cgroup of a sandbox whose agentbox died.
+const cgroupRecord = "cgroup"
 
 // newIdentity picks the host ids. As root: a fresh random id reserved for this
 // sandbox, so no two sandboxes share a host uid and none is host root. Otherwise: the
@@ -44,6 +53,14 @@ func newIdentity() (*identity, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Liveness is a flock on the reservation, as for state directories (see
+	// ReapStale); the shared lock on dir keeps ReapStale from seeing a
+	// reservation between its creation and its lock.
+	dl, err := lockDir(dir, unix.LOCK_SH)
+	if err != nil {
+		return nil, fmt.Errorf("reserve host id: %w", err)
+	}
+	defer dl.Close()
 	for range 64 {
 		var b [4]byte
 		if _, err := rand.Read(b[:]); err != nil {
@@ -53,7 +70,12 @@ func newIdentity() (*identity, error) {
 		p := filepath.Join(dir, strconv.Itoa(id))
 		err := os.Mkdir(p, 0o700)
 		if err == nil {
-			return &identity{uid: id, gid: id, root: true, reserve: p}, nil
+			id := &identity{uid: id, gid: id, root: true, reserve: p}
+			if id.lock, err = lockDir(p, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+				_ = os.Remove(p)
+				return nil, fmt.Errorf("reserve host id: %w", err)
+			}
+			return id, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("reserve host id: %w", err)
@@ -85,12 +107,103 @@ func reserveDir() (string, error) {
 	return "", fmt.Errorf("reserve host id: %w", errors.Join(errs...))
 }
 
-// release frees the reservation.
+// record notes the sandbox's cgroup in the reservation (root only).
+func (id *identity) record(cgroupName string) error {
+	if id.reserve == "" {
+		return nil
+	}
+	if err := os.WriteFile(filepath.Join(id.reserve, cgroupRecord), []byte(cgroupName), 0o600); err != nil {
+		return fmt.Errorf("reserve host id: %w", err)
+	}
+	return nil
+}
+
+// release frees the reservation: removed first, unlocked after.
 func (id *identity) release() {
 	if id.reserve != "" {
-		_ = os.Remove(id.reserve)
+		if dl, err := lockDir(filepath.Dir(id.reserve), unix.LOCK_SH); err == nil {
+			_ = os.RemoveAll(id.reserve)
+			dl.Close()
+		}
 		id.reserve = ""
 	}
+	if id.lock != nil {
+		id.lock.Close()
+		id.lock = nil
+	}
+}
+
+// lockDir opens dir (never through a symlink) and flocks it.
+func lockDir(dir string, how int) (*os.File, error) {
+	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := flock(f, how); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// reapIDs removes the host id reservations no live sandbox holds, and the
+// cgroup each names: those of an agentbox process that died without Destroy.
+// Its init died with it (parent-death signal), and the pid namespace with the
+// init, so the cgroup is empty or about to be; cgroup.Reap kills whatever is
+// left anyway before removing it.
+func reapIDs() error {
+	var errs []error
+	for _, dir := range reserveDirs {
+		fi, err := os.Lstat(dir)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if err := reapIDsIn(dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func reapIDsIn(dir string) error {
+	dl, err := lockDir(dir, unix.LOCK_EX)
+	if err != nil {
+		return fmt.Errorf("reap host ids: %w", err)
+	}
+	defer dl.Close()
+	names, err := dl.Readdirnames(-1)
+	if err != nil {
+		return fmt.Errorf("reap host ids: %w", err)
+	}
+	var errs []error
+	for _, name := range names {
+		if _, err := strconv.Atoi(name); err != nil {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		l, err := lockDir(p, unix.LOCK_EX|unix.LOCK_NB)
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			continue // its sandbox is alive
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reap host id %s: %w", name, err))
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join(p, cgroupRecord)); err == nil {
+			if cg := string(b); strings.HasPrefix(cg, CgroupPrefix) && len(cg) == len(CgroupPrefix)+16 {
+				if _, err := cgroup.Reap("", cg); err != nil && !errors.Is(err, cgroup.ErrUnsupported) {
+					errs = append(errs, fmt.Errorf("reap host id %s: %w", name, err))
+					l.Close()
+					continue
+				}
+			}
+		}
+		if err := os.RemoveAll(p); err != nil {
+			errs = append(errs, fmt.Errorf("reap host id %s: %w", name, err))
+		}
+		l.Close()
+	}
+	return errors.Join(errs...)
 }
 
 // sysProcAttr returns the clone settings of the init: fresh namespaces, the single-id

@@ -28,6 +28,10 @@ type Sandbox struct {
 	ctlMu sync.Mutex
 	ctl   *os.File // write end of the init's control pipe; nil once closed
 
+	cl *client // persistent sandboxes only: the init's exec socket
+
+	unspawn func() // called once the init is reaped (see spawn)
+
 	startNS int64
 	stampMu sync.Mutex
 	stamps  []nsinit.Stamp
@@ -49,8 +53,8 @@ type Sandbox struct {
 // init runs in its cgroup and has its configuration; setup continues in the init
 // and its failures are reported by Wait.
 //
-// Do not call Start from a goroutine locked to its OS thread that may exit: the
-// init's parent-death signal is tied to the thread that started it.
+// The init is forked by a thread that lives as long as the process (see spawn):
+// its parent-death signal fires when agentbox dies, never earlier.
 func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 	t0 := monoNow()
 	if err := cfg.fill(); err != nil {
@@ -72,7 +76,15 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 	if s.id, err = newIdentity(); err != nil {
 		return nil, err
 	}
-	if s.cg, err = newCgroup(cfg); err != nil {
+	cgName, err := cgroupName()
+	if err != nil {
+		return nil, err
+	}
+	// Recorded before it exists, so that ReapStale finds it whenever we die.
+	if err := s.id.record(cgName); err != nil {
+		return nil, err
+	}
+	if s.cg, err = newCgroup(cfg, cgName); err != nil {
 		return nil, err
 	}
 
@@ -87,6 +99,13 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 		return nil, err
 	}
 	childFiles = append(childFiles, ctlR, stW)
+	if cfg.Persistent {
+		var serveEnd *os.File
+		if s.cl, serveEnd, err = newClient(s); err != nil {
+			return nil, err
+		}
+		childFiles = append(childFiles, serveEnd) // nsinit.FDServe
+	}
 	defer func() {
 		if s.cmd == nil { // readStatus never took it
 			stR.Close()
@@ -98,13 +117,14 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 		return len(childFiles) + 2
 	}
 	spec := &nsinit.Spec{
-		Argv:     cfg.Argv,
-		Env:      cfg.Env,
-		Dir:      cfg.Dir,
-		TmpSize:  cfg.TmpSize,
-		ShmSize:  cfg.ShmSize,
-		Rlimits:  cfg.Rlimits.spec(),
-		Landlock: ruleset(&cfg),
+		Persistent: cfg.Persistent,
+		Argv:       cfg.Argv,
+		Env:        cfg.Env,
+		Dir:        cfg.Dir,
+		TmpSize:    cfg.TmpSize,
+		ShmSize:    cfg.ShmSize,
+		Rlimits:    cfg.Rlimits.spec(),
+		Landlock:   ruleset(&cfg),
 	}
 	program := filter
 	if cfg.WorkspaceWrite {
@@ -139,7 +159,7 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 	}
 	cmd.ExtraFiles = childFiles
 	cmd.SysProcAttr = s.id.sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	if s.unspawn, err = spawn(cmd); err != nil {
 		return nil, &MissingError{Mechanism: "clone into new namespaces", Err: err}
 	}
 	s.cmd = cmd
@@ -156,12 +176,21 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 		return nil, err
 	}
 	s.mark("send-config")
+	if cfg.Persistent {
+		if err := s.cl.awaitReady(); err != nil {
+			return nil, err
+		}
+		s.mark("ready")
+	}
 	return s, nil
 }
 
 // fill validates c and fills in defaults.
 func (c *Config) fill() error {
-	if len(c.Argv) == 0 || c.Argv[0] == "" {
+	switch {
+	case c.Persistent && (len(c.Argv) > 0 || len(c.Env) > 0 || c.Dir != ""):
+		return errors.New("sandbox: a persistent sandbox takes no command, environment or directory (Exec does)")
+	case !c.Persistent && (len(c.Argv) == 0 || c.Argv[0] == ""):
 		return errors.New("sandbox: empty command")
 	}
 	if c.Dir == "" {
@@ -221,6 +250,9 @@ func (s *Sandbox) abort() {
 		s.reapInit()
 	}
 	s.closeControl()
+	if s.cl != nil {
+		s.cl.close()
+	}
 	if s.cg != nil {
 		_ = s.cg.Kill()
 		_ = s.cg.Delete()

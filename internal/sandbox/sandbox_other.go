@@ -2,7 +2,11 @@
 
 package sandbox
 
-import "time"
+import (
+	"os"
+	"syscall"
+	"time"
+)
 
 // Sandbox is a running sandbox; on this system none can run.
 type Sandbox struct{}
@@ -55,3 +59,30 @@ func (s *Sandbox) UpperDir() string { return "" }
 
 // ReapStale fails with ErrUnsupported.
 func ReapStale() error { return ErrUnsupported }
+
+// Process is a command of a persistent sandbox; on this system none can run.
+type Process struct{}
+
+// Exec fails with ErrUnsupported.
+func (s *Sandbox) Exec(cfg ExecConfig, stdio Stdio) (*Process, error) { return nil, ErrUnsupported }
+
+// WorkspaceDir returns nil.
+func (s *Sandbox) WorkspaceDir() *os.File { return nil }
+
+// Landlock returns "".
+func (s *Sandbox) Landlock() string { return "" }
+
+// Frozen fails with ErrUnsupported.
+func (s *Sandbox) Frozen(fn func() error) error { return ErrUnsupported }
+
+// Pid returns 0.
+func (p *Process) Pid() int { return 0 }
+
+// Wait fails with ErrUnsupported.
+func (p *Process) Wait() (Exit, error) { return Exit{ExitCode: -1}, ErrUnsupported }
+
+// Signal fails with ErrUnsupported.
+func (p *Process) Signal(sig syscall.Signal) error { return ErrUnsupported }
+
+// Kill fails with ErrUnsupported.
+func (p *Process) Kill() (Cleanup, error) { return Cleanup{}, ErrUnsupported }

@@ -163,11 +163,18 @@ func removeStateDir(dir string, mounted bool) error {
 	return nil
 }
 
-// ReapStale removes the state directories (overlay upper layers, with their tmpfs
-// mounts) that no live Sandbox holds: those of an agentbox process that died
-// without Destroy. Live sandboxes, in this process or any other, are left alone, so
+// ReapStale removes what sandboxes of an agentbox process that died without
+// Destroy left on the host: their state directories (overlay upper layers, with
+// their tmpfs mounts), their host id reservations and the cgroups those name.
+// Their processes died with them (parent-death signal on the init, and the pid
+// namespace with the init). Live sandboxes, in this process or any other, are
+// left alone (each holds a lock on its state directory and its reservation), so
 // it is safe to call at any time, e.g. when a daemon starts.
 func ReapStale() error {
+	return errors.Join(reapStates(), reapIDs())
+}
+
+func reapStates() error {
 	root, err := openStateRoot(unix.LOCK_EX)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil

@@ -93,6 +93,7 @@ func (s *Sandbox) wait() {
 func (s *Sandbox) reapInit() {
 	s.reapOnce.Do(func() {
 		_ = s.cmd.Wait() // an *ExitError only restates the init's status
+		s.unspawn()
 	})
 }
 

@@ -68,12 +68,14 @@ func idmapUserns(dir string, id *identity) (*os.File, error) {
 		return nil, err
 	}
 	defer stdin.Close()
-	if err := cmd.Start(); err != nil {
+	release, err := spawn(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("start user namespace holder: %w", err)
 	}
 	defer func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
+		release()
 	}()
 	ns, err := os.Open("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/ns/user")
 	if err != nil {

@@ -41,6 +41,24 @@ func (r *Root) ReadFile(rel string, offset, length int64) ([]byte, error) {
 	return buf[:m], nil
 }
 
+// Open opens the regular file rel for reading under the same rules as ReadFile
+// (in-workspace symlinks followed; fifos, devices and sockets refused without
+// blocking; hardlinked files refused unless Options.AllowHardlinks) but with no
+// size cap, for callers that stream a file (an export). It returns the file and
+// its fstat; the caller closes the file. The file's Name is a host path: errors
+// of later reads must not be shown to a remote caller as they are.
+func (r *Root) Open(rel string) (*os.File, fs.FileInfo, error) {
+	p, err := cleanEntry("open", rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, fi, err := r.openRead(r.root, p)
+	if err != nil {
+		return nil, nil, pathErr("open", p, err)
+	}
+	return f, fi, nil
+}
+
 // openRead opens name in d for reading, following in-root symlinks, and returns it
 // only if what was opened is a regular file the options allow reading.
 func (r *Root) openRead(d *os.Root, name string) (*os.File, fs.FileInfo, error) {

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -142,6 +143,29 @@ func TestRootRead(t *testing.T) {
 		}
 		if !errors.Is(err, tc.err) || string(got) != tc.want {
 			t.Errorf("ReadFile(%q) = %q, %v; want %q, %v", tc.path, got, err, tc.want, tc.err)
+		}
+		noHostPath(t, h, err)
+	}
+	// Open follows the same rules, without the size cap.
+	for _, tc := range tests {
+		done := make(chan struct{})
+		var got []byte
+		var err error
+		go func() {
+			var f *os.File
+			if f, _, err = r.Open(tc.path); err == nil {
+				got, err = io.ReadAll(f)
+				f.Close()
+			}
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Open(%q) blocks", tc.path)
+		}
+		if !errors.Is(err, tc.err) || string(got) != tc.want {
+			t.Errorf("Open(%q) read %q, %v; want %q, %v", tc.path, got, err, tc.want, tc.err)
 		}
 		noHostPath(t, h, err)
 	}

@@ -8,10 +8,16 @@
 // command and stays pid 1 to reap everything, reporting setup failures (with the stage
 // that failed) and the command's exit status on a second pipe.
 //
+// A persistent init (Spec.Persistent) starts no command of its own: after the same
+// setup it sends the host a descriptor of its /workspace and serves Requests on a
+// socket (serve.go): it starts commands in sessions of their own, attributes every
+// process of the sandbox to the command it came from, reports each command's exit
+// and usage, and signals or kills one command's processes on request.
+//
 // It does nothing else: it chooses no policy (the Spec says what to mount and carries
 // the Landlock ruleset and the seccomp program the host built), never talks to the
-// host except through its two pipes, and creates no cgroup (the host places it in one
-// before it sends the Spec). Besides the init, MaybeRun hosts two tiny helpers the host
-// needs a process in a fresh user namespace for: a holder for idmapped mounts and the
-// overlay probe of sandbox.Probe.
+// host except through its two pipes (and the socket, when persistent), and creates
+// no cgroup (the host places it in one before it sends the Spec). Besides the init,
+// MaybeRun hosts two tiny helpers the host needs a process in a fresh user namespace
+// for: a holder for idmapped mounts and the overlay probe of sandbox.Probe.
 package nsinit

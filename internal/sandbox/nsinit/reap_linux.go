@@ -7,12 +7,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ignoreSignals keeps SIGTERM, SIGINT and SIGHUP sent from inside the sandbox from
-// ending the init. They are caught and dropped rather than set to SIG_IGN, because an
-// ignored disposition would be inherited by the command across execve.
+// ignoredSignals are those the Go runtime would end the init for when they come
+// from another process. As pid 1 of its namespace the init receives from inside
+// only signals it handles, and the runtime handles every one: a user-sent SIGTERM
+// exits, SIGQUIT, SIGABRT, SIGSEGV and the other synchronous ones throw. For a
+// persistent sandbox that would let one command end the environment. Faults the
+// kernel raises (a real SIGSEGV in the init) still crash it.
+var ignoredSignals = []os.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGILL, unix.SIGTRAP,
+	unix.SIGABRT, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGUSR1, unix.SIGUSR2, unix.SIGPIPE,
+	unix.SIGALRM, unix.SIGTERM, unix.SIGSTKFLT, unix.SIGXCPU, unix.SIGXFSZ, unix.SIGVTALRM,
+	unix.SIGWINCH, unix.SIGIO, unix.SIGPWR, unix.SIGSYS}
+
+// ignoreSignals keeps signals sent from inside the sandbox from ending the init.
+// They are caught and dropped rather than set to SIG_IGN, because an ignored
+// disposition would be inherited by the command across execve.
 func ignoreSignals() {
 	c := make(chan os.Signal, 8)
-	signal.Notify(c, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+	signal.Notify(c, ignoredSignals...)
 	go func() {
 		for range c {
 		}

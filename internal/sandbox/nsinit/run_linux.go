@@ -56,6 +56,9 @@ func run() int {
 		st.fail(err)
 		return 1
 	}
+	if spec.Persistent {
+		return serve(st, ctl)
+	}
 	chld := watchChildren()
 	pid, err := startCommand(spec)
 	if err != nil {

@@ -30,6 +30,9 @@ const (
 	FDControl = 3
 	// FDStatus is written by the init: one JSON Message per line.
 	FDStatus = 4
+	// FDServe is the init's end of a SOCK_SEQPACKET socket pair, passed only to a
+	// persistent init (Spec.Persistent): Requests in, Replies out (see serve.go).
+	FDServe = 5
 )
 
 // CtlTerminate asks the init to send SIGTERM to every process of the sandbox.
@@ -41,6 +44,10 @@ const maxSpec = 1 << 20
 
 // Spec is everything the init needs. The host sends it as one JSON document.
 type Spec struct {
+	// Persistent makes the init serve exec Requests on FDServe instead of running
+	// one command; Argv, Env, Dir and Rlimits are then empty (each Request has
+	// its own).
+	Persistent bool `json:"persistent,omitempty"`
 	// Argv is the command. Argv[0] without a slash is looked up in PATH from Env.
 	Argv []string `json:"argv"`
 	// Env is the command's whole environment (nothing is inherited).
@@ -194,7 +201,10 @@ func ReadSpec(r io.Reader) (*Spec, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("decode spec: %w", err)
 	}
-	if len(s.Argv) == 0 || s.Argv[0] == "" {
+	switch {
+	case s.Persistent && len(s.Argv) > 0:
+		return nil, errors.New("decode spec: a persistent init takes no argv")
+	case !s.Persistent && (len(s.Argv) == 0 || s.Argv[0] == ""):
 		return nil, errors.New("decode spec: empty argv")
 	}
 	return &s, nil

@@ -61,6 +61,7 @@ func TestReadSpecRejects(t *testing.T) {
 		{"not json", frame("{"), "decode"},
 		{"empty argv", frame(`{"argv":[]}`), "empty argv"},
 		{"empty argv0", frame(`{"argv":[""]}`), "empty argv"},
+		{"persistent with argv", frame(`{"persistent":true,"argv":["x"]}`), "takes no argv"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,7 +16,7 @@ func TestCheckFindsLeaks(t *testing.T) {
 		t.Fatalf("clean baseline reported: %v", err)
 	}
 
-	f, err := os.Open(os.DevNull)
+	f, err := os.Open("/proc/self/stat")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,46 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"sort"
+)
+
+// Create makes a new environment.
+func (c *Client) Create(ctx context.Context, r CreateRequest) (Environment, error) {
+	var e Environment
+	err := c.do(ctx, http.MethodPost, "/v1/environments", nil, r, &e)
+	return e, err
+}
+
+// Get describes the environment id.
+func (c *Client) Get(ctx context.Context, id string) (Environment, error) {
+	var e Environment
+	err := c.do(ctx, http.MethodGet, "/v1/environments/"+esc(id), nil, nil, &e)
+	return e, err
+}
+
+// List returns the caller's environments that carry every label given.
+func (c *Client) List(ctx context.Context, labels map[string]string) ([]Environment, error) {
+	q := url.Values{}
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		q.Add("label", k+"="+labels[k])
+	}
+	var out struct {
+		Environments []Environment `json:"environments"`
+	}
+	err := c.do(ctx, http.MethodGet, "/v1/environments", q, nil, &out)
+	return out.Environments, err
+}
+
+// Destroy kills everything in the environment and removes it. Destroying an
+// environment that is already gone succeeds.
+func (c *Client) Destroy(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/environments/"+esc(id), nil, nil, nil)
+}

@@ -1,0 +1,168 @@
+package client
+
+import "time"
+
+// Owner is who an environment or artifact belongs to. The server sets it from the
+// caller's token; a caller cannot choose another tenant.
+type Owner struct {
+	Tenant string `json:"tenant" jsonschema:"tenant the object belongs to"`
+	Task   string `json:"task,omitempty" jsonschema:"task identity recorded at creation"`
+}
+
+// Limits bound an environment as a whole; zero means the server's default.
+type Limits struct {
+	MemoryBytes    int64   `json:"memory_bytes,omitempty" jsonschema:"memory limit of the whole environment in bytes (0: server default)"`
+	Pids           int64   `json:"pids,omitempty" jsonschema:"process limit of the environment (0: server default)"`
+	CPUs           float64 `json:"cpus,omitempty" jsonschema:"CPU quota in cores, e.g. 0.5 (0: none)"`
+	WorkspaceBytes int64   `json:"workspace_bytes,omitempty" jsonschema:"size limit of the private workspace layer in bytes (0: server default)"`
+}
+
+// CreateRequest describes a new environment. Exactly one of Workspace and Template
+// is set.
+type CreateRequest struct {
+	Workspace   string            `json:"workspace,omitempty" jsonschema:"host directory used as the read-only lower layer; must lie under a root the server allows for the tenant"`
+	Template    string            `json:"template,omitempty" jsonschema:"name of a template registered on the server"`
+	Limits      Limits            `json:"limits,omitzero" jsonschema:"resource limits of the environment"`
+	Network     string            `json:"network,omitempty" jsonschema:"network policy; only \"none\" exists"`
+	TTLSeconds  float64           `json:"ttl_seconds,omitempty" jsonschema:"lifetime in seconds after which the environment is destroyed (0: server default)"`
+	IdleSeconds float64           `json:"idle_timeout_seconds,omitempty" jsonschema:"seconds without a request after which the environment is destroyed (0: server default)"`
+	Labels      map[string]string `json:"labels,omitempty" jsonschema:"labels to find the environment by"`
+	Task        string            `json:"task,omitempty" jsonschema:"task identity recorded in the owner, unless the token fixes one"`
+}
+
+// Environment describes an environment.
+type Environment struct {
+	ID        string            `json:"id"`
+	Owner     Owner             `json:"owner"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	Limits    Limits            `json:"limits"`
+	Template  string            `json:"template,omitempty"`
+	CreatedAt time.Time         `json:"created_at"`
+	ExpiresAt *time.Time        `json:"expires_at,omitempty"`
+	LastUsed  time.Time         `json:"last_used"`
+	State     string            `json:"state" jsonschema:"running or destroyed"`
+}
+
+// ExecRequest is one command in an environment. The command is executed directly,
+// without a shell: pass ["sh", "-c", "..."] for one.
+type ExecRequest struct {
+	Argv           []string `json:"argv" jsonschema:"program and arguments, executed without a shell"`
+	Env            []string `json:"env,omitempty" jsonschema:"variables as KEY=VALUE, added to the minimal environment"`
+	Cwd            string   `json:"cwd,omitempty" jsonschema:"working directory relative to the workspace"`
+	Stdin          string   `json:"stdin,omitempty" jsonschema:"text fed to standard input (a synchronous exec only)"`
+	TimeoutSeconds float64  `json:"timeout_seconds,omitempty" jsonschema:"wall-clock limit in seconds (0: server default)"`
+	OutputLimit    int64    `json:"output_limit,omitempty" jsonschema:"bytes of each stream kept in the result, head and tail (0: default)"`
+	OutputTotal    int64    `json:"output_total,omitempty" jsonschema:"bytes of output after which the command is killed (0: default)"`
+}
+
+// Result is how a command ended: the `agentbox run --json` contract.
+type Result struct {
+	ExitCode        int     `json:"exit_code"`
+	Signal          *string `json:"signal"`
+	TimedOut        bool    `json:"timed_out"`
+	Cancelled       bool    `json:"cancelled"`
+	OOMKilled       bool    `json:"oom_killed"`
+	Limit           string  `json:"limit" jsonschema:"the limit that ended the command: timeout, cpu, memory, pids, output, file_size, or empty"`
+	Stdout          string  `json:"stdout"`
+	Stderr          string  `json:"stderr"`
+	StdoutTruncated bool    `json:"stdout_truncated"`
+	StderrTruncated bool    `json:"stderr_truncated"`
+	StdoutBytes     int64   `json:"stdout_bytes"`
+	StderrBytes     int64   `json:"stderr_bytes"`
+	DurationMS      int64   `json:"duration_ms"`
+	CPUUserMS       int64   `json:"cpu_user_ms"`
+	CPUSysMS        int64   `json:"cpu_sys_ms"`
+	MemoryPeakBytes int64   `json:"memory_peak_bytes"`
+	Survivors       int     `json:"survivors"`
+	Isolation       string  `json:"isolation"`
+	LandlockABI     int     `json:"landlock_abi,omitempty"`
+	Error           string  `json:"error,omitempty"`
+}
+
+// Process names a command started in the background.
+type Process struct {
+	ID string `json:"id"`
+}
+
+// Event is one piece of a background command's life: output or its end. Seq
+// increases by one per event of a process and is the SSE event id.
+type Event struct {
+	Seq    int64   `json:"seq"`
+	Kind   string  `json:"kind"` // stdout, stderr, exit
+	Data   []byte  `json:"data,omitempty"`
+	Result *Result `json:"result,omitempty"`
+}
+
+// Event kinds.
+const (
+	EventStdout = "stdout"
+	EventStderr = "stderr"
+	EventExit   = "exit"
+)
+
+// SignalRequest names a signal: "TERM", "KILL", "INT", "HUP", "QUIT", "USR1", "USR2",
+// "STOP", "CONT".
+type SignalRequest struct {
+	Signal string `json:"signal"`
+}
+
+// FileEntry describes one entry of a workspace without following it.
+type FileEntry struct {
+	Path       string    `json:"path" jsonschema:"path relative to the workspace root"`
+	Name       string    `json:"name"`
+	Type       string    `json:"type" jsonschema:"file, dir, symlink or other"`
+	Mode       uint32    `json:"mode" jsonschema:"permission bits, e.g. 420 for 0644"`
+	Size       int64     `json:"size"`
+	ModTime    time.Time `json:"mod_time"`
+	Links      uint64    `json:"links,omitempty"`
+	LinkTarget string    `json:"link_target,omitempty" jsonschema:"target text of a symlink"`
+}
+
+// Entry types.
+const (
+	TypeFile    = "file"
+	TypeDir     = "dir"
+	TypeSymlink = "symlink"
+	TypeOther   = "other"
+)
+
+// PatchRequest carries a unified diff (git or plain) to apply all or nothing.
+type PatchRequest struct {
+	Patch string `json:"patch"`
+}
+
+// PatchReport lists the files a patch changed, in patch order.
+type PatchReport struct {
+	Files []PatchedFile `json:"files"`
+}
+
+// PatchedFile is one file change of an applied patch.
+type PatchedFile struct {
+	Op      string `json:"op" jsonschema:"add, modify, delete, rename or copy"`
+	Path    string `json:"path"`
+	OldPath string `json:"old_path,omitempty"`
+	Added   int64  `json:"added" jsonschema:"lines added"`
+	Deleted int64  `json:"deleted" jsonschema:"lines deleted"`
+}
+
+// StrReplaceRequest replaces the one occurrence of Old in the file at Path by New.
+type StrReplaceRequest struct {
+	Path string `json:"path"`
+	Old  string `json:"old"`
+	New  string `json:"new"`
+}
+
+// ExportRequest exports the workspace file at Path as an artifact.
+type ExportRequest struct {
+	Path string `json:"path"`
+}
+
+// Artifact is a stored output or file, readable only by its owner's tenant.
+type Artifact struct {
+	Ref    string `json:"ref" jsonschema:"sha256:<hex>"`
+	Size   int64  `json:"size"`
+	Owner  Owner  `json:"owner"`
+	Name   string `json:"name,omitempty"`
+	EnvID  string `json:"env_id,omitempty"`
+	Source string `json:"source,omitempty" jsonschema:"where it came from, e.g. file:<path>"`
+}

@@ -1,0 +1,302 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentbox/agentbox/internal/agent"
+	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/model"
+	"github.com/agentbox/agentbox/internal/tool"
+	"github.com/agentbox/agentbox/internal/trace"
+)
+
+type agentOptions struct {
+	workspace, goal, goalFile string
+	policy, mode              string
+	model, baseURL            string
+	stream                    bool
+	apiKeyFile                string
+	pricesFile                string
+	priceIn, priceOut         float64
+	limits                    agent.Limits
+	testCmd                   string
+	tracePath, eventsPath     string
+	diffOut                   string
+	json                      bool
+}
+
+func agentCmd() *cobra.Command {
+	o := &agentOptions{}
+	cmd := &cobra.Command{
+		Use:   "agent --workspace DIR --goal TEXT [flags]",
+		Short: "Run one agent session in a fresh sandboxed environment",
+		Long: `Agent creates an environment from --workspace (a copy-on-write view of it: the
+directory itself is never modified), runs one session of the chosen policy in it
+with the built-in tools (fs.read, fs.list, fs.search, fs.write, patch.apply,
+exec.run, test.run, task.finish, artifact.read), and prints the stop reason, steps,
+tool calls and cost. It writes the step trace (--trace), the event log (--events)
+and the final diff (--diff-out, else printed after the summary), then destroys the
+environment. No daemon is involved.
+
+Policies: scripted (seed 002's modes for the calc task: --mode good, loop or
+escape), openai (Chat Completions against --base-url, default OpenAI's; any
+compatible server: vLLM, llama.cpp, Ollama, OpenRouter) and anthropic (Messages).
+The API key comes from --api-key-file, else OPENAI_API_KEY or ANTHROPIC_API_KEY;
+it is sent to the model endpoint only, never to the sandbox, and scrubbed from the
+trace. --max-cost needs the model's price (--price-in/--price-out or --prices).
+
+Exit status: 0 when the task was finished (stop reason done), 1 for any other stop
+reason, 125 when the session could not run.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return agentMain(cmd.Context(), o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.workspace, "workspace", "", "host directory the environment starts from (required)")
+	f.StringVar(&o.goal, "goal", "", "what the agent is asked to do")
+	f.StringVar(&o.goalFile, "goal-file", "", "read the goal from this file instead")
+	f.StringVar(&o.policy, "policy", "scripted", "scripted, openai or anthropic")
+	f.StringVar(&o.mode, "mode", agent.ModeGood, "scripted mode: good, loop or escape")
+	f.StringVar(&o.model, "model", "", "model name (openai and anthropic policies)")
+	f.StringVar(&o.baseURL, "base-url", "", "model API base URL (default: the provider's)")
+	f.BoolVar(&o.stream, "stream", false, "stream model replies")
+	f.StringVar(&o.apiKeyFile, "api-key-file", "", "file holding the API key (default: $OPENAI_API_KEY or $ANTHROPIC_API_KEY)")
+	f.StringVar(&o.pricesFile, "prices", "", `JSON price table: {"MODEL": {"input_per_mtok": USD, "output_per_mtok": USD}}`)
+	f.Float64Var(&o.priceIn, "price-in", 0, "USD per million input tokens of --model")
+	f.Float64Var(&o.priceOut, "price-out", 0, "USD per million output tokens of --model")
+	f.IntVar(&o.limits.MaxSteps, "max-steps", agent.DefaultMaxSteps, "step budget")
+	f.IntVar(&o.limits.MaxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "tool-call budget")
+	f.Int64Var(&o.limits.MaxInputTokens, "max-input-tokens", 0, "model input-token budget (0: none)")
+	f.Int64Var(&o.limits.MaxOutputTokens, "max-output-tokens", 0, "model output-token budget (0: none)")
+	f.Float64Var(&o.limits.MaxCostUSD, "max-cost", 0, "money budget in USD (0: none; needs the model's price)")
+	f.DurationVar(&o.limits.MaxWall, "timeout", agent.DefaultMaxWall, "wall-time budget of the session")
+	f.IntVar(&o.limits.NoProgressWindow, "no-progress", agent.DefaultNoProgressWindow, "identical steps in a row that end the session")
+	f.StringVar(&o.testCmd, "test-cmd", "python3 -B -m unittest -v", "test.run's command, split on spaces, run from the workspace root")
+	f.StringVar(&o.tracePath, "trace", "", "write the JSONL step trace here")
+	f.StringVar(&o.eventsPath, "events", "", "write the JSONL event log here")
+	f.StringVar(&o.diffOut, "diff-out", "", "write the final diff here instead of printing it")
+	f.BoolVar(&o.json, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// policyFor builds the policy; for a model policy, the client with the key from
+// the coordinator's environment or a file. It returns the key's text for the trace
+// to scrub; the key goes nowhere else but into the client.
+func (o *agentOptions) policyFor() (agent.Policy, []string, error) {
+	if o.policy == "scripted" {
+		switch o.mode {
+		case agent.ModeGood, agent.ModeLoop, agent.ModeEscape:
+			return &agent.Scripted{Mode: o.mode}, nil, nil
+		}
+		return nil, nil, fmt.Errorf("--mode %q: use good, loop or escape", o.mode)
+	}
+	if o.policy != "openai" && o.policy != "anthropic" {
+		return nil, nil, fmt.Errorf("--policy %q: use scripted, openai or anthropic", o.policy)
+	}
+	if o.model == "" {
+		return nil, nil, errors.New("--model is required for the openai and anthropic policies")
+	}
+	key, err := o.apiKey()
+	if err != nil {
+		return nil, nil, err
+	}
+	prices := model.PriceTable{}
+	if o.pricesFile != "" {
+		b, err := os.ReadFile(o.pricesFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--prices: %w", err)
+		}
+		if err := json.Unmarshal(b, &prices); err != nil {
+			return nil, nil, fmt.Errorf("--prices %s: %w", o.pricesFile, err)
+		}
+	}
+	if o.priceIn > 0 || o.priceOut > 0 {
+		prices[o.model] = model.Price{InputPerMTok: o.priceIn, OutputPerMTok: o.priceOut}
+	}
+	if _, ok := prices.Lookup(o.model); o.limits.MaxCostUSD > 0 && !ok {
+		return nil, nil, fmt.Errorf("--max-cost needs the price of %s: give --price-in and --price-out, or --prices", o.model)
+	}
+	base := o.baseURL
+	if base == "" && o.policy == "openai" {
+		base = "https://api.openai.com/v1"
+	}
+	c, meter, err := agent.NewClient(agent.ClientConfig{Provider: o.policy, BaseURL: base, APIKey: key, Stream: o.stream, Prices: prices})
+	if err != nil {
+		return nil, nil, err
+	}
+	var redact []string
+	if !key.IsZero() {
+		redact = []string{key.Reveal()}
+	}
+	return &agent.ModelPolicy{Client: c, Meter: meter, Model: o.model, Label: o.policy, Prices: prices}, redact, nil
+}
+
+func (o *agentOptions) apiKey() (model.Secret, error) {
+	if o.apiKeyFile != "" {
+		b, err := os.ReadFile(o.apiKeyFile)
+		if err != nil {
+			return model.Secret{}, fmt.Errorf("--api-key-file: %w", err)
+		}
+		return model.NewSecret(strings.TrimSpace(string(b))), nil
+	}
+	name := map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}[o.policy]
+	k := os.Getenv(name)
+	if k == "" && o.policy == "anthropic" {
+		return model.Secret{}, fmt.Errorf("no API key: set %s or give --api-key-file", name)
+	}
+	return model.NewSecret(k), nil // a local OpenAI-compatible server may need none
+}
+
+func agentMain(ctx context.Context, o *agentOptions) error {
+	if o.workspace == "" {
+		return errors.New("--workspace is required")
+	}
+	if o.goalFile != "" {
+		b, err := os.ReadFile(o.goalFile)
+		if err != nil {
+			return fmt.Errorf("--goal-file: %w", err)
+		}
+		o.goal = string(b)
+	}
+	if strings.TrimSpace(o.goal) == "" {
+		return errors.New("--goal (or --goal-file) is required")
+	}
+	ws, err := filepath.Abs(o.workspace)
+	if err != nil {
+		return err
+	}
+	policy, redact, err := o.policyFor()
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer cancel()
+
+	svc, closeSvc, err := newLocalEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeSvc()
+	e, err := agent.OpenEnv(ctx, agent.EnvOptions{Service: svc, Owner: env.Owner{Tenant: "local", Task: "agent"},
+		Workspace: ws, TTL: o.limits.MaxWall + time.Minute,
+		// Bytecode caches would otherwise show up in the final diff.
+		Tools: tool.BuiltinOptions{TestCommand: strings.Fields(o.testCmd), Env: []string{"PYTHONDONTWRITEBYTECODE=1"}}})
+	if err != nil {
+		return err
+	}
+	defer e.Close(ctx)
+
+	var sinks []trace.Sink
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	open := func(p string) (io.Writer, error) {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+		return f, nil
+	}
+	if o.eventsPath != "" {
+		w, err := open(o.eventsPath)
+		if err != nil {
+			return fmt.Errorf("--events: %w", err)
+		}
+		sinks = append(sinks, trace.NewJSONL(w))
+	}
+	if o.tracePath != "" {
+		w, err := open(o.tracePath)
+		if err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+		sinks = append(sinks, trace.NewProjector(w))
+	}
+	log := trace.NewLog(trace.LogOptions{Session: agent.NewSessionID(), Sinks: sinks, Redact: redact})
+	res, err := agent.Run(ctx, agent.Options{Goal: o.goal, Policy: policy, Tools: e.Registry, Limits: o.limits,
+		Log: log, Model: o.model, EnvID: e.ID})
+	if err != nil {
+		return err
+	}
+	diff, derr := e.Diff(context.WithoutCancel(ctx))
+	if o.diffOut != "" && derr == nil {
+		derr = os.WriteFile(o.diffOut, diff, 0o644)
+	}
+	if err := printAgentResult(o, res, diff, derr); err != nil {
+		return err
+	}
+	if err := log.Err(); err != nil {
+		return err
+	}
+	if res.StopReason != agent.StopDone {
+		return exitError{1}
+	}
+	return nil
+}
+
+func printAgentResult(o *agentOptions, res *agent.Result, diff []byte, derr error) error {
+	if o.json {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			*agent.Result
+			Diff string `json:"diff,omitempty"`
+		}{res, string(diff)})
+	}
+	fmt.Printf("stop_reason: %s", res.StopReason)
+	if res.Detail != "" {
+		fmt.Printf(" (%s)", res.Detail)
+	}
+	fmt.Printf("\nsteps: %d\ntool_calls: %d\ncost_usd: %.6f (%d model requests, %d input tokens, %d output tokens)\n",
+		res.Steps, res.ToolCalls, res.Usage.CostUSD, res.Usage.Requests, res.Usage.InputTokens, res.Usage.OutputTokens)
+	fmt.Printf("duration: %s\nsession: %s\n", res.Duration.Round(time.Millisecond), res.Session)
+	if o.tracePath != "" {
+		fmt.Printf("trace: %s\n", o.tracePath)
+	}
+	switch {
+	case derr != nil:
+		fmt.Fprintf(os.Stderr, "agentbox: final diff: %v\n", derr)
+	case o.diffOut != "":
+		fmt.Printf("diff: %s (%d bytes)\n", o.diffOut, len(diff))
+	case len(diff) == 0:
+		fmt.Println("diff: (no changes)")
+	default:
+		fmt.Printf("diff:\n%s", diff)
+	}
+	return nil
+}
+
+// newLocalEnv starts an in-process environment manager on a private state
+// directory, removed with it.
+func newLocalEnv(context.Context) (env.Service, func(), error) {
+	dir, err := os.MkdirTemp("", "agentbox-agent-")
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := env.NewManager(env.Config{StateDir: dir})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return m, func() {
+		if err := m.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "agentbox: close environments: %v\n", err)
+		}
+		os.RemoveAll(dir)
+	}, nil
+}

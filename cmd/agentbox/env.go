@@ -1,0 +1,172 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentbox/agentbox/client"
+)
+
+func envCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "env",
+		Short: "Create, list and destroy environments on the agentbox daemon",
+	}
+	cmd.AddCommand(envCreateCmd(), envLsCmd(), envRmCmd())
+	return cmd
+}
+
+// labelFlags parses repeated KEY=VALUE flags.
+func labelFlags(vs []string) (map[string]string, error) {
+	if len(vs) == 0 {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, v := range vs {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("label %q: use KEY=VALUE", v)
+		}
+		m[k] = val
+	}
+	return m, nil
+}
+
+func printJSON(v any) error {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func envCreateCmd() *cobra.Command {
+	var (
+		d         daemonFlags
+		req       client.CreateRequest
+		labels    []string
+		ttl, idle time.Duration
+		asJSON    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "create [flags]",
+		Short: "Create an environment from a workspace directory or a template and print its id",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if req.Labels, err = labelFlags(labels); err != nil {
+				return err
+			}
+			if (req.Workspace == "") == (req.Template == "") {
+				return errors.New("give exactly one of --workspace and --template")
+			}
+			req.TTLSeconds, req.IdleSeconds = ttl.Seconds(), idle.Seconds()
+			c, err := d.client()
+			if err != nil {
+				return err
+			}
+			e, err := c.Create(cmd.Context(), req)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(e)
+			}
+			fmt.Println(e.ID)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	d.add(f)
+	f.StringVar(&req.Workspace, "workspace", "", "host directory to start from (must lie under a root the server allows)")
+	f.StringVar(&req.Template, "template", "", "template registered on the server")
+	f.Var(sizeValue{&req.Limits.MemoryBytes}, "memory", "memory limit of the environment, e.g. 1G")
+	f.Var(countValue{&req.Limits.Pids}, "pids", "process limit of the environment")
+	f.Float64Var(&req.Limits.CPUs, "cpus", 0, "CPU quota in cores")
+	f.Var(sizeValue{&req.Limits.WorkspaceBytes}, "workspace-size", "size limit of the private workspace layer")
+	f.DurationVar(&ttl, "ttl", 0, "lifetime (0: server default)")
+	f.DurationVar(&idle, "idle", 0, "idle timeout (0: server default)")
+	f.StringArrayVar(&labels, "label", nil, "KEY=VALUE label (repeatable)")
+	f.StringVar(&req.Task, "task", "", "task identity to record")
+	f.BoolVar(&asJSON, "json", false, "print the environment as JSON")
+	return cmd
+}
+
+func envLsCmd() *cobra.Command {
+	var (
+		d      daemonFlags
+		labels []string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "ls [flags]",
+		Short: "List your environments",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := labelFlags(labels)
+			if err != nil {
+				return err
+			}
+			c, err := d.client()
+			if err != nil {
+				return err
+			}
+			envs, err := c.List(cmd.Context(), l)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(envs)
+			}
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTATE\tTEMPLATE\tCREATED\tLABELS")
+			for _, e := range envs {
+				var ls []string
+				for k, v := range e.Labels {
+					ls = append(ls, k+"="+v)
+				}
+				sort.Strings(ls)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.State, e.Template,
+					e.CreatedAt.Local().Format(time.DateTime), strings.Join(ls, ","))
+			}
+			return tw.Flush()
+		},
+	}
+	f := cmd.Flags()
+	d.add(f)
+	f.StringArrayVar(&labels, "label", nil, "only environments with this KEY=VALUE label (repeatable)")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func envRmCmd() *cobra.Command {
+	var d daemonFlags
+	cmd := &cobra.Command{
+		Use:   "rm ID...",
+		Short: "Destroy environments (killing everything in them)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, ids []string) error {
+			c, err := d.client()
+			if err != nil {
+				return err
+			}
+			var errs []error
+			for _, id := range ids {
+				if err := c.Destroy(cmd.Context(), id); errors.Is(err, client.ErrNoDaemon) {
+					return err
+				} else if err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", id, err))
+				}
+			}
+			return errors.Join(errs...)
+		},
+	}
+	d.add(cmd.Flags())
+	return cmd
+}

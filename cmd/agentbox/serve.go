@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentbox/agentbox/internal/api"
+	"github.com/agentbox/agentbox/internal/config"
+	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/mcp"
+)
+
+type serveOptions struct {
+	config string
+	listen string
+	socket string
+}
+
+func serveCmd() *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve [--config FILE] [--listen HOST:PORT] [--socket PATH]",
+		Short: "Serve environments over HTTP (Unix socket or TCP) and MCP at /mcp",
+		Long: `Serve runs the agentbox daemon: environments behind an HTTP/JSON API (docs/API.md)
+and the same operations as MCP tools at /mcp. It listens on a Unix socket by default
+(/run/agentbox/agentbox.sock as root, else $XDG_RUNTIME_DIR/agentbox.sock), or on TCP
+with --listen. Without --config it serves one tenant, "local", whose token (every
+scope) it writes to agentbox.token next to the socket, where the CLI finds it.
+
+On SIGTERM or SIGINT it stops accepting connections, lets in-flight requests finish
+within shutdown.grace, and destroys every environment. Environments never outlive
+the daemon: one killed with SIGKILL leaves leftovers (mounts, cgroups, state) that
+the next serve on the same state directory reaps before it listens.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return serveMain(cmd.Context(), o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.config, "config", "", "configuration file (YAML): tokens, tenants, quotas, limits")
+	f.StringVar(&o.listen, "listen", "", "TCP address to listen on instead of the Unix socket, e.g. 127.0.0.1:7070")
+	f.StringVar(&o.socket, "socket", "", "Unix socket path (default: $AGENTBOX_SOCKET, else the per-user default)")
+	return cmd
+}
+
+func serveMain(ctx context.Context, o serveOptions) error {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	var cfg *config.Config
+	if o.config != "" {
+		var err error
+		if cfg, err = config.Load(o.config); err != nil {
+			return err
+		}
+		if o.socket != "" {
+			cfg.Socket = o.socket
+		}
+	} else {
+		socket := o.socket
+		if socket == "" {
+			socket = config.DefaultSocket()
+		}
+		tokFile := config.LocalTokenFile(socket)
+		tok, err := config.NewLocalToken(tokFile)
+		if err != nil {
+			return err
+		}
+		cfg = config.Local(tok)
+		cfg.Socket = socket
+		log.Info("no --config: one tenant, \"local\"", "token_file", tokFile)
+	}
+	if o.listen != "" {
+		cfg.Listen = o.listen
+	}
+	// NewManager reaps what a previous daemon on this state directory left
+	// (environments do not survive their daemon; artifacts do).
+	mgr, err := newManager(ctx, log, env.Config{StateDir: cfg.StateDir, Templates: cfg.Templates})
+	if err != nil {
+		return fmt.Errorf("environments: %w", err)
+	}
+	defer mgr.Close() // destroys what shutdown kept: nothing outlives the process
+	ln, err := api.Listen(cfg)
+	if err != nil {
+		return err
+	}
+	addr := cfg.Listen
+	if addr == "" {
+		addr = cfg.Socket
+	}
+	log.Info("serving", "addr", addr, "state_dir", cfg.StateDir)
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	return api.Run(ctx, api.Options{Config: cfg, Service: mgr, MCP: mcp.HTTPHandler, Logger: log}, ln)
+}
+
+// newManager opens the state directory. A daemon killed a moment ago may still have
+// children between fork and exec holding its lock, so "busy" is retried for a few
+// seconds (the time a supervisor's restart takes to hit it) before it is final.
+func newManager(ctx context.Context, log *slog.Logger, cfg env.Config) (*env.Manager, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		m, err := env.NewManager(cfg)
+		if err == nil || !errors.Is(err, env.ErrBusy) || time.Now().After(deadline) {
+			return m, err
+		}
+		log.Warn("state directory busy; retrying", "state_dir", cfg.StateDir)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

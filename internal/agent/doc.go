@@ -1,0 +1,26 @@
+// Package agent is the coordinator's loop: it asks a Policy for the next action,
+// runs it through the tools, feeds the result back as an observation, records
+// everything as events, and stops for a reason it can name.
+//
+// Budgets — steps, tool calls, model input and output tokens, money, wall time —
+// are spent before the action they pay for: a step before the policy is asked, a
+// tool call before the tool runs, and a model request's tokens and cost are
+// reserved from an estimate before it is sent and settled with the provider's
+// figures after. A session stops with done, max_steps, max_tool_calls,
+// budget_exhausted, no_progress, model_error, cancelled or policy_stop.
+// No-progress is detected from fingerprints of (action, observation, workspace
+// version): the same fingerprint Limits.NoProgressWindow times in a row, an A-B-A-B
+// alternation, or the same error Limits.RepeatedErrors times in a row.
+//
+// Policies: Scripted (seed 002's deterministic modes good, loop and escape),
+// Sequence (a fixed list of actions), and ModelPolicy, which drives an OpenAI- or
+// Anthropic-protocol model through package model with the tools offered as tool
+// definitions and their results returned as untrusted data. Replay re-drives a
+// recorded trace through the same loop with the recorded results and no side
+// effects.
+//
+// It deliberately does not touch code or files itself (only tools do, and the
+// built-in ones only through the environment API), hold API keys (cmd/ builds the
+// model client), run tool calls in parallel, summarise or compact the history
+// beyond what model.TrimOnOverflow does, or persist events (trace sinks do).
+package agent

@@ -1,0 +1,256 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/model"
+	"github.com/agentbox/agentbox/internal/tool"
+	"github.com/agentbox/agentbox/internal/trace"
+)
+
+// Tools is what the loop runs calls through: a *tool.Registry, or Replay's
+// recorded results.
+type Tools interface {
+	Defs() []tool.Def
+	Spec(name string) (tool.Spec, bool)
+	Call(ctx context.Context, c tool.Call, charge func(tool.Cost) error) tool.Outcome
+	Snapshot() tool.Snapshot
+}
+
+// Options describe one session.
+type Options struct {
+	Goal   string
+	Policy Policy
+	Tools  Tools
+	Limits Limits
+	// Log receives the session's events; nil records nothing. Its session id
+	// becomes the session's.
+	Log *trace.Log
+	// Model and EnvID are recorded in SessionCreated.
+	Model string
+	EnvID string
+}
+
+// Result is how a session ended.
+type Result struct {
+	Session    string        `json:"session"`
+	StopReason StopReason    `json:"stop_reason"`
+	Detail     string        `json:"detail,omitempty"`
+	Steps      int           `json:"steps"`
+	ToolCalls  int           `json:"tool_calls"`
+	Usage      trace.Usage   `json:"usage"`
+	Duration   time.Duration `json:"duration_ns"`
+	// Answer is the summary a finishing tool call or the model's last words gave.
+	Answer string        `json:"answer,omitempty"`
+	State  tool.Snapshot `json:"state"`
+}
+
+// errWallTime is the cause of the session context's deadline.
+var errWallTime = errors.New("wall-time budget exhausted")
+
+// NewSessionID returns a fresh session id.
+func NewSessionID() string { return "s-" + rand.Text()[:16] }
+
+// Run runs one session until it stops, and returns why. The error is for a
+// session that could not start (bad options); everything that happens once it
+// runs is a StopReason.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if o.Policy == nil || o.Tools == nil {
+		return nil, errors.New("agent: a session needs a policy and tools")
+	}
+	if o.Goal == "" {
+		return nil, errors.New("agent: a session needs a goal")
+	}
+	log := o.Log
+	if log == nil {
+		log = trace.NewLog(trace.LogOptions{Session: NewSessionID()})
+	}
+	lim := o.Limits.withDefaults()
+	start := time.Now()
+	ctx, cancel := context.WithDeadlineCause(ctx, start.Add(lim.MaxWall), errWallTime)
+	defer cancel()
+
+	l := &loop{o: o, lim: lim, log: log, start: start, budget: newBudget(lim, start.Add(lim.MaxWall)),
+		det: newDetector(lim)}
+	l.st = &State{Session: log.Session(), Goal: o.Goal, Tools: o.Tools.Defs(), Budget: l.budget, log: log}
+	return l.run(ctx), nil
+}
+
+type loop struct {
+	o      Options
+	lim    Limits
+	log    *trace.Log
+	start  time.Time
+	budget *Budget
+	det    *detector
+	st     *State
+	answer string
+}
+
+type ending struct {
+	reason StopReason
+	detail string
+}
+
+func (l *loop) run(ctx context.Context) *Result {
+	limits, _ := json.Marshal(l.lim)
+	var names []string
+	for _, d := range l.st.Tools {
+		names = append(names, d.Name)
+	}
+	l.log.Emit(trace.SessionCreated, 0, "", trace.SessionInfo{Session: l.log.Session(), Goal: l.o.Goal,
+		Policy: l.o.Policy.Name(), Model: l.o.Model, Limits: limits, Tools: names, EnvID: l.o.EnvID})
+	var end ending
+	for {
+		if e, stop := l.checkContext(ctx); stop {
+			end = e
+			break
+		}
+		if err := l.budget.exhausted(); err != nil {
+			end = ending{StopBudgetExhausted, err.Error()}
+			break
+		}
+		if !l.budget.spendStep() {
+			end = ending{StopMaxSteps, fmt.Sprintf("%d steps taken", l.lim.MaxSteps)}
+			break
+		}
+		if e, stop := l.step(ctx); stop {
+			end = e
+			break
+		}
+	}
+	steps, calls := l.budget.counts()
+	res := &Result{Session: l.log.Session(), StopReason: end.reason, Detail: end.detail, Steps: steps,
+		ToolCalls: calls, Usage: l.budget.Used(), Duration: time.Since(l.start), Answer: l.answer,
+		State: l.o.Tools.Snapshot()}
+	l.log.Emit(trace.SessionEnded, 0, "", trace.SessionEnd{StopReason: string(res.StopReason), Detail: res.Detail,
+		Steps: res.Steps, ToolCalls: res.ToolCalls, Usage: res.Usage, DurationMS: res.Duration.Milliseconds(), Answer: res.Answer})
+	return res
+}
+
+// checkContext stops a session whose context is done: wall time is a budget, any
+// other cause a cancellation.
+func (l *loop) checkContext(ctx context.Context) (ending, bool) {
+	if ctx.Err() == nil {
+		return ending{}, false
+	}
+	if errors.Is(context.Cause(ctx), errWallTime) {
+		return ending{StopBudgetExhausted, fmt.Sprintf("wall time of %s used up", l.lim.MaxWall)}, true
+	}
+	return ending{StopCancelled, context.Cause(ctx).Error()}, true
+}
+
+// step runs one step: ask the policy, run the call, observe.
+func (l *loop) step(ctx context.Context) (ending, bool) {
+	l.st.step++
+	step := l.st.step
+	t0 := time.Now()
+	l.log.Emit(trace.TurnStarted, step, "", trace.TurnStart{Budget: l.budget.before(t0)})
+	used0 := l.budget.Used()
+
+	d, err := l.o.Policy.Next(ctx, l.st)
+	if err != nil {
+		e := l.classify(ctx, err)
+		typ := trace.TurnFailed
+		if e.reason == StopCancelled {
+			typ = trace.TurnCancelled
+		}
+		l.log.Emit(typ, step, "", trace.TurnEnd{DurationMS: time.Since(t0).Milliseconds(), State: l.o.Tools.Snapshot(),
+			Usage: usageSince(l.budget.Used(), used0), Error: err.Error(), ErrorClass: errorClass(err)})
+		return e, true
+	}
+	if d.Text != "" {
+		l.answer = d.Text
+	}
+	if d.Stop {
+		l.log.Emit(trace.ToolCallProposed, step, "", d)
+		l.log.Emit(trace.TurnCompleted, step, "", trace.TurnEnd{DurationMS: time.Since(t0).Milliseconds(),
+			State: l.o.Tools.Snapshot(), Usage: usageSince(l.budget.Used(), used0)})
+		return ending{StopPolicy, d.Reason}, true
+	}
+	if d.CallID == "" {
+		d.CallID = fmt.Sprintf("call_%d", step)
+	}
+	l.log.Emit(trace.ToolCallProposed, step, d.CallID, d)
+
+	var out tool.Outcome
+	var stop *ending
+	switch {
+	case d.ArgsError != "":
+		out = refused(tool.Errorf(tool.EINVAL, false, tool.ActFixArgs,
+			"the arguments for %s could not be used (%s); the tool was not run", d.Tool, d.ArgsError))
+	case !l.budget.spendToolCall():
+		out = refused(tool.Errorf(tool.EBUDGET, false, tool.ActStop, "the tool-call budget (%d) is spent; the tool was not run", l.lim.MaxToolCalls))
+		stop = &ending{StopMaxToolCalls, fmt.Sprintf("%d tool calls made", l.lim.MaxToolCalls)}
+	default:
+		spec, _ := l.o.Tools.Spec(d.Tool)
+		l.log.Emit(trace.ToolExecutionStarted, step, d.CallID, trace.ToolStart{Tool: d.Tool, Effect: spec.Effect, Idempotent: spec.Idempotent})
+		out = l.o.Tools.Call(ctx, tool.Call{ID: d.CallID, Tool: d.Tool, Args: d.Args}, l.budget.charge)
+	}
+	l.log.Emit(trace.ToolExecutionFinished, step, d.CallID, trace.ToolFinish{Result: out.Envelope, Done: out.Done,
+		DurationMS: out.Duration.Milliseconds(), Internal: out.Internal})
+	l.st.History = append(l.st.History, Turn{Step: step, Decision: d, Result: out.Envelope})
+
+	snap := l.o.Tools.Snapshot()
+	fp := Fingerprint(d, out.Envelope, snap.Version)
+	why := l.det.observe(fp, out.Envelope)
+	l.log.Emit(trace.TurnCompleted, step, "", trace.TurnEnd{DurationMS: time.Since(t0).Milliseconds(), State: snap,
+		Usage: usageSince(l.budget.Used(), used0), Fingerprint: fp})
+	switch {
+	case out.Done:
+		if s := summaryOf(out.Envelope); s != "" {
+			l.answer = s
+		}
+		return ending{StopDone, "finished by " + d.Tool}, true
+	case stop != nil:
+		return *stop, true
+	case why != "":
+		return ending{StopNoProgress, why}, true
+	}
+	return ending{}, false
+}
+
+// classify turns a policy error into a stop reason.
+func (l *loop) classify(ctx context.Context, err error) ending {
+	if e, stop := l.checkContext(ctx); stop {
+		return e
+	}
+	switch {
+	case errors.Is(err, ErrBudget):
+		return ending{StopBudgetExhausted, err.Error()}
+	case errors.Is(err, context.Canceled):
+		return ending{StopCancelled, err.Error()}
+	}
+	return ending{StopModelError, err.Error()}
+}
+
+// errorClass names a policy error for the trace: "budget", or model.ErrorClass.
+func errorClass(err error) string {
+	if errors.Is(err, ErrBudget) {
+		return "budget"
+	}
+	return model.ErrorClass(err)
+}
+
+func refused(e *tool.Error) tool.Outcome {
+	return tool.Outcome{Envelope: tool.Envelope{OK: false, Data: json.RawMessage("null"), Error: e,
+		Refs: []tool.Ref{}, ObservedAt: time.Now()}}
+}
+
+func usageSince(now, before trace.Usage) trace.Usage {
+	return trace.Usage{Requests: now.Requests - before.Requests, InputTokens: now.InputTokens - before.InputTokens,
+		OutputTokens: now.OutputTokens - before.OutputTokens, CostUSD: now.CostUSD - before.CostUSD}
+}
+
+func summaryOf(e tool.Envelope) string {
+	var v struct {
+		Summary string `json:"summary"`
+	}
+	_ = json.Unmarshal(e.Data, &v)
+	return v.Summary
+}

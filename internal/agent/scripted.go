@@ -1,0 +1,142 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Scripted modes, from seed 002 §13.3.3, for the calc task.
+const (
+	// ModeGood reads calc.py, replaces add's `return a - b` with `return a + b`,
+	// runs the tests and, if they pass, finishes: done in 4 steps.
+	ModeGood = "good"
+	// ModeLoop reads calc.py forever: no_progress on the third identical step.
+	ModeLoop = "loop"
+	// ModeEscape reads ../secret.txt, outside the workspace: EPERM on step 1, and
+	// the policy stops on a non-retryable refusal.
+	ModeEscape = "escape"
+)
+
+// Scripted is a deterministic policy: it decides from the history alone, with the
+// same output shape a model policy has. It is for tests and demos.
+type Scripted struct {
+	Mode string
+	// File is the file the modes read and fix; default "calc.py".
+	File string
+}
+
+// Name implements Policy.
+func (p *Scripted) Name() string { return "scripted:" + p.Mode }
+
+// Next implements Policy.
+func (p *Scripted) Next(_ context.Context, s *State) (Decision, error) {
+	file := p.File
+	if file == "" {
+		file = "calc.py"
+	}
+	h := s.History
+	switch p.Mode {
+	case ModeLoop:
+		return call("fs.read", map[string]any{"path": file}), nil
+	case ModeEscape:
+		if len(h) == 0 {
+			return call("fs.read", map[string]any{"path": "../secret.txt"}), nil
+		}
+		return stopAfter(h[len(h)-1], "the read outside the workspace was refused"), nil
+	case ModeGood:
+		return p.good(h, file), nil
+	}
+	return Decision{}, fmt.Errorf("agent: unknown scripted mode %q (want good, loop or escape)", p.Mode)
+}
+
+func (p *Scripted) good(h []Turn, file string) Decision {
+	if len(h) > 0 && !h[len(h)-1].Result.OK {
+		return stopAfter(h[len(h)-1], "a step of the script failed")
+	}
+	switch len(h) {
+	case 0:
+		return call("fs.read", map[string]any{"path": file})
+	case 1:
+		old, repl, ok := addFix(h[0].Result.Text)
+		if !ok {
+			return Decision{Stop: true, Reason: file + " has no add function returning a - b"}
+		}
+		return call("patch.apply", map[string]any{"path": file, "old": old, "new": repl})
+	case 2:
+		return call("test.run", map[string]any{})
+	case 3:
+		var r struct {
+			Passed bool `json:"passed"`
+		}
+		if json.Unmarshal(h[2].Result.Data, &r) != nil || !r.Passed {
+			return Decision{Stop: true, Reason: "the tests still fail after the fix"}
+		}
+		return call("task.finish", map[string]any{"summary": "add returned a - b; it now returns a + b"})
+	}
+	return Decision{Stop: true, Reason: "the script is over"}
+}
+
+// addFix finds add's `return a - b` in the file and returns a replacement that is
+// unique in the file: from `def add(` to the return statement. calc.py has a sub
+// function with the same line, so the bare line would be ambiguous.
+func addFix(src string) (old, repl string, ok bool) {
+	const bad, good = "return a - b", "return a + b"
+	def := strings.Index(src, "def add(")
+	if def < 0 {
+		if strings.Count(src, bad) == 1 {
+			return bad, good, true
+		}
+		return "", "", false
+	}
+	r := strings.Index(src[def:], bad)
+	if r < 0 {
+		return "", "", false
+	}
+	old = src[def : def+r+len(bad)]
+	return old, strings.TrimSuffix(old, bad) + good, true
+}
+
+// Sequence is a policy that makes a fixed list of decisions, then stops. With
+// StopOnError it stops at the first failed call.
+type Sequence struct {
+	Label       string
+	Decisions   []Decision
+	StopOnError bool
+	next        int
+}
+
+// Name implements Policy.
+func (p *Sequence) Name() string {
+	if p.Label != "" {
+		return p.Label
+	}
+	return "sequence"
+}
+
+// Next implements Policy.
+func (p *Sequence) Next(_ context.Context, s *State) (Decision, error) {
+	if last, ok := s.Last(); ok && p.StopOnError && !last.Result.OK {
+		return stopAfter(last, "a call of the sequence failed"), nil
+	}
+	if p.next >= len(p.Decisions) {
+		return Decision{Stop: true, Reason: "the sequence is over"}, nil
+	}
+	d := p.Decisions[p.next]
+	p.next++
+	return d, nil
+}
+
+func call(name string, args map[string]any) Decision {
+	b, _ := json.Marshal(args)
+	return Decision{Tool: name, Args: b}
+}
+
+func stopAfter(t Turn, why string) Decision {
+	d := Decision{Stop: true, Reason: why}
+	if e := t.Result.Error; e != nil {
+		d.Reason = fmt.Sprintf("%s: %s %s (retryable=%t, suggested %s)", why, e.Code, e.Message, e.Retryable, e.SuggestedAction)
+	}
+	return d
+}

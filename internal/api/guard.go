@@ -1,0 +1,348 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/config"
+	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/runner"
+	"github.com/agentbox/agentbox/internal/workspace"
+)
+
+// Guard is an env.Service that checks the caller (from the context, see
+// WithCaller) before each call: its scope, its tenant's quotas and workspace roots,
+// and the server's limits. It replaces the Owner argument of every method by the
+// caller's, so no request can act for another tenant. HTTP handlers and MCP tools
+// both call a Guard.
+type Guard struct {
+	svc     env.Service
+	cfg     *config.Config
+	metrics *Metrics
+
+	mu      sync.Mutex
+	tenants map[string]*sync.Mutex // serialises quota check + create per tenant
+	seen    map[string]bool        // processes whose kill was counted
+}
+
+var _ env.Service = (*Guard)(nil)
+
+// maxSeen bounds the set of processes whose kill was counted.
+const maxSeen = 100_000
+
+// NewGuard wraps svc; m may be nil.
+func NewGuard(svc env.Service, cfg *config.Config, m *Metrics) *Guard {
+	return &Guard{svc: svc, cfg: cfg, metrics: m, tenants: map[string]*sync.Mutex{}, seen: map[string]bool{}}
+}
+
+// owner returns the caller's owner if it holds every scope given.
+func (g *Guard) owner(ctx context.Context, scopes ...string) (env.Owner, error) {
+	c, ok := CallerFrom(ctx)
+	if !ok || c.Tenant == "" {
+		return env.Owner{}, ErrUnauthenticated
+	}
+	for _, s := range scopes {
+		if !c.Has(s) {
+			return env.Owner{}, &ScopeError{Scope: s}
+		}
+	}
+	return env.Owner{Tenant: c.Tenant, Task: c.Task}, nil
+}
+
+func (g *Guard) tenantLock(t string) *sync.Mutex {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	m := g.tenants[t]
+	if m == nil {
+		m = &sync.Mutex{}
+		g.tenants[t] = m
+	}
+	return m
+}
+
+func (g *Guard) Create(ctx context.Context, o env.CreateOptions) (env.Info, error) {
+	owner, err := g.owner(ctx, config.ScopeEnvCreate)
+	if err != nil {
+		return env.Info{}, err
+	}
+	if owner.Task == "" {
+		owner.Task = o.Owner.Task
+	}
+	o.Owner = owner
+	tenant := g.cfg.Tenants[owner.Tenant]
+	if o.Workspace != "" {
+		if o.Workspace, err = allowedWorkspace(o.Workspace, tenant.WorkspaceRoots); err != nil {
+			return env.Info{}, err
+		}
+	}
+	if max := int64(g.cfg.Limits.MaxMemory); max > 0 && o.Limits.Memory > max {
+		return env.Info{}, fmt.Errorf("%w: memory limit %d exceeds the server's maximum of %d bytes", env.ErrInvalid, o.Limits.Memory, max)
+	}
+	if o.Limits.Memory == 0 && (tenant.Quota.Memory > 0 || g.cfg.Limits.MaxMemory > 0) {
+		o.Limits.Memory = int64(g.cfg.Limits.DefaultMemory)
+	}
+	if max := time.Duration(g.cfg.Limits.MaxTTL); max > 0 && (o.TTL == 0 || o.TTL > max) {
+		o.TTL = max
+	}
+	l := g.tenantLock(owner.Tenant)
+	l.Lock()
+	defer l.Unlock()
+	if q := tenant.Quota; q.Environments > 0 || q.Memory > 0 {
+		envs, err := g.svc.List(ctx, owner, nil)
+		if err != nil {
+			return env.Info{}, err
+		}
+		var mem int64
+		n := 0
+		for _, e := range envs {
+			if e.State == "destroyed" {
+				continue
+			}
+			n++
+			mem += e.Limits.Memory
+		}
+		if q.Environments > 0 && n+1 > q.Environments {
+			return env.Info{}, fmt.Errorf("%w: tenant has %d of %d environments", env.ErrQuota, n, q.Environments)
+		}
+		if q.Memory > 0 && mem+o.Limits.Memory > int64(q.Memory) {
+			return env.Info{}, fmt.Errorf("%w: %d bytes of memory in use, %d more asked, quota %d", env.ErrQuota, mem, o.Limits.Memory, int64(q.Memory))
+		}
+	}
+	return g.svc.Create(ctx, o)
+}
+
+// allowedWorkspace resolves dir (following symlinks, so a link cannot lead out of a
+// root) and checks that it lies under one of roots.
+func allowedWorkspace(dir string, roots []string) (string, error) {
+	refuse := fmt.Errorf("%w: workspace %q is not under a directory this tenant may use", ErrForbidden, dir)
+	if !filepath.IsAbs(dir) || len(roots) == 0 {
+		return "", refuse
+	}
+	real, err := filepath.EvalSymlinks(filepath.Clean(dir))
+	if err != nil {
+		return "", refuse // do not tell a missing directory from a forbidden one
+	}
+	for _, r := range roots {
+		rr, err := filepath.EvalSymlinks(r)
+		if err != nil {
+			continue
+		}
+		if real == rr || strings.HasPrefix(real, rr+string(filepath.Separator)) {
+			return real, nil
+		}
+	}
+	return "", refuse
+}
+
+func (g *Guard) Get(ctx context.Context, _ env.Owner, id string) (env.Info, error) {
+	o, err := g.owner(ctx)
+	if err != nil {
+		return env.Info{}, err
+	}
+	return g.svc.Get(ctx, o, id)
+}
+
+func (g *Guard) List(ctx context.Context, _ env.Owner, labels map[string]string) ([]env.Info, error) {
+	o, err := g.owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return g.svc.List(ctx, o, labels)
+}
+
+func (g *Guard) Destroy(ctx context.Context, _ env.Owner, id string) error {
+	o, err := g.owner(ctx, config.ScopeEnvCreate)
+	if err != nil {
+		return err
+	}
+	// Destroy is idempotent, and a foreign id must answer like a missing one: both
+	// succeed (204), so a DELETE cannot tell whether another tenant's id exists.
+	if err := g.svc.Destroy(ctx, o, id); err != nil && !errors.Is(err, env.ErrNotFound) {
+		return err
+	}
+	g.mu.Lock()
+	for k := range g.seen {
+		if strings.HasPrefix(k, id+"/") {
+			delete(g.seen, k)
+		}
+	}
+	g.mu.Unlock()
+	return nil
+}
+
+func (g *Guard) Exec(ctx context.Context, _ env.Owner, id string, r env.ExecRequest) (*runner.Result, error) {
+	o, err := g.owner(ctx, config.ScopeExec)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res, err := g.svc.Exec(ctx, o, id, r)
+	if err == nil {
+		g.metrics.exec(time.Since(start))
+		g.metrics.killed(res)
+	}
+	return res, err
+}
+
+func (g *Guard) Start(ctx context.Context, _ env.Owner, id string, r env.ExecRequest) (string, error) {
+	o, err := g.owner(ctx, config.ScopeExec)
+	if err != nil {
+		return "", err
+	}
+	return g.svc.Start(ctx, o, id, r)
+}
+
+func (g *Guard) Wait(ctx context.Context, _ env.Owner, id, procID string) (*runner.Result, error) {
+	o, err := g.owner(ctx, config.ScopeExec)
+	if err != nil {
+		return nil, err
+	}
+	res, err := g.svc.Wait(ctx, o, id, procID)
+	if err == nil {
+		g.mu.Lock()
+		first := !g.seen[id+"/"+procID]
+		if len(g.seen) >= maxSeen {
+			clear(g.seen) // environments that expired were never destroyed here
+		}
+		g.seen[id+"/"+procID] = true
+		g.mu.Unlock()
+		if first {
+			g.metrics.killed(res)
+		}
+	}
+	return res, err
+}
+
+func (g *Guard) Events(ctx context.Context, _ env.Owner, id, procID string, after int64) (<-chan env.Event, error) {
+	o, err := g.owner(ctx, config.ScopeExec)
+	if err != nil {
+		return nil, err
+	}
+	return g.svc.Events(ctx, o, id, procID, after)
+}
+
+func (g *Guard) WriteStdin(ctx context.Context, _ env.Owner, id, procID string, data []byte, eof bool) error {
+	o, err := g.owner(ctx, config.ScopeExec)
+	if err != nil {
+		return err
+	}
+	return g.svc.WriteStdin(ctx, o, id, procID, data, eof)
+}
+
+func (g *Guard) Signal(ctx context.Context, _ env.Owner, id, procID string, sig string) error {
+	o, err := g.owner(ctx, config.ScopeExec)
+	if err != nil {
+		return err
+	}
+	return g.svc.Signal(ctx, o, id, procID, sig)
+}
+
+func (g *Guard) ReadFile(ctx context.Context, _ env.Owner, id, path string, offset, length int64) ([]byte, error) {
+	o, err := g.owner(ctx, config.ScopeFileRead)
+	if err != nil {
+		return nil, err
+	}
+	return g.svc.ReadFile(ctx, o, id, path, offset, length)
+}
+
+func (g *Guard) WriteFile(ctx context.Context, _ env.Owner, id, path string, data []byte) error {
+	o, err := g.owner(ctx, config.ScopeFileWrite)
+	if err != nil {
+		return err
+	}
+	return g.svc.WriteFile(ctx, o, id, path, data)
+}
+
+func (g *Guard) ListDir(ctx context.Context, _ env.Owner, id, path string) ([]workspace.Entry, error) {
+	o, err := g.owner(ctx, config.ScopeFileRead)
+	if err != nil {
+		return nil, err
+	}
+	return g.svc.ListDir(ctx, o, id, path)
+}
+
+func (g *Guard) Stat(ctx context.Context, _ env.Owner, id, path string) (workspace.Entry, error) {
+	o, err := g.owner(ctx, config.ScopeFileRead)
+	if err != nil {
+		return workspace.Entry{}, err
+	}
+	return g.svc.Stat(ctx, o, id, path)
+}
+
+func (g *Guard) Remove(ctx context.Context, _ env.Owner, id, path string) error {
+	o, err := g.owner(ctx, config.ScopeFileWrite)
+	if err != nil {
+		return err
+	}
+	return g.svc.Remove(ctx, o, id, path)
+}
+
+func (g *Guard) Mkdir(ctx context.Context, _ env.Owner, id, path string) error {
+	o, err := g.owner(ctx, config.ScopeFileWrite)
+	if err != nil {
+		return err
+	}
+	return g.svc.Mkdir(ctx, o, id, path)
+}
+
+func (g *Guard) Download(ctx context.Context, _ env.Owner, id, path string, w io.Writer) error {
+	o, err := g.owner(ctx, config.ScopeFileRead)
+	if err != nil {
+		return err
+	}
+	return g.svc.Download(ctx, o, id, path, w)
+}
+
+func (g *Guard) Upload(ctx context.Context, _ env.Owner, id, path string, r io.Reader) error {
+	o, err := g.owner(ctx, config.ScopeFileWrite)
+	if err != nil {
+		return err
+	}
+	return g.svc.Upload(ctx, o, id, path, r)
+}
+
+func (g *Guard) ApplyPatch(ctx context.Context, _ env.Owner, id string, patch []byte) (workspace.PatchReport, error) {
+	o, err := g.owner(ctx, config.ScopeFileWrite)
+	if err != nil {
+		return workspace.PatchReport{}, err
+	}
+	return g.svc.ApplyPatch(ctx, o, id, patch)
+}
+
+func (g *Guard) StrReplace(ctx context.Context, _ env.Owner, id, path, old, new string) error {
+	o, err := g.owner(ctx, config.ScopeFileWrite)
+	if err != nil {
+		return err
+	}
+	return g.svc.StrReplace(ctx, o, id, path, old, new)
+}
+
+func (g *Guard) Diff(ctx context.Context, _ env.Owner, id string) ([]byte, error) {
+	o, err := g.owner(ctx, config.ScopeFileRead)
+	if err != nil {
+		return nil, err
+	}
+	return g.svc.Diff(ctx, o, id)
+}
+
+func (g *Guard) Export(ctx context.Context, _ env.Owner, id, path string) (env.Artifact, error) {
+	o, err := g.owner(ctx, config.ScopeFileRead)
+	if err != nil {
+		return env.Artifact{}, err
+	}
+	return g.svc.Export(ctx, o, id, path)
+}
+
+func (g *Guard) ReadArtifact(ctx context.Context, _ env.Owner, ref string, offset, length int64) ([]byte, env.Artifact, error) {
+	o, err := g.owner(ctx, config.ScopeArtifactRead)
+	if err != nil {
+		return nil, env.Artifact{}, err
+	}
+	return g.svc.ReadArtifact(ctx, o, ref, offset, length)
+}

@@ -1,0 +1,141 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/env"
+)
+
+// none is the Owner argument handlers pass: the Guard replaces it by the caller's.
+var none env.Owner
+
+// decode reads a JSON body of at most the configured size into v, refusing
+// unknown fields (a misspelt field is an error, not a silent default).
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	r.Body = http.MaxBytesReader(w, r.Body, int64(s.cfg.Limits.JSONBytes))
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		if errors.Is(err, io.EOF) {
+			return badRequest("empty request body: a JSON object is expected")
+		}
+		return badRequest("request body: %v", err)
+	}
+	if dec.More() {
+		return badRequest("request body: more than one JSON value")
+	}
+	return nil
+}
+
+// body limits a raw request body to the configured size.
+func (s *Server) body(w http.ResponseWriter, r *http.Request) io.Reader {
+	return http.MaxBytesReader(w, r.Body, int64(s.cfg.Limits.RequestBytes))
+}
+
+// readAll reads a raw body whole.
+func (s *Server) readAll(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	return io.ReadAll(s.body(w, r))
+}
+
+// intQuery reads a non-negative integer query parameter (absent: 0).
+func intQuery(r *http.Request, name string) (int64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, badRequest("%s must be a non-negative integer, got %q", name, v)
+	}
+	return n, nil
+}
+
+// pathQuery reads the required path parameter.
+func pathQuery(r *http.Request) (string, error) {
+	q := r.URL.Query()
+	if !q.Has("path") {
+		return "", badRequest("the path query parameter is required")
+	}
+	return q.Get("path"), nil
+}
+
+// labels reads label=k=v query parameters.
+func labels(r *http.Request) (map[string]string, error) {
+	vs := r.URL.Query()["label"]
+	if len(vs) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, v := range vs {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || k == "" {
+			return nil, badRequest("label %q: use label=KEY=VALUE", v)
+		}
+		out[k] = val
+	}
+	return out, nil
+}
+
+func (s *Server) createEnv(w http.ResponseWriter, r *http.Request) {
+	var req client.CreateRequest
+	if err := s.decode(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	o, err := CreateOptions(req)
+	if err == nil {
+		var info env.Info
+		if info, err = s.svc.Create(r.Context(), o); err == nil {
+			writeJSON(w, http.StatusCreated, Environment(info))
+			return
+		}
+	}
+	s.writeError(w, r, err)
+}
+
+func (s *Server) listEnvs(w http.ResponseWriter, r *http.Request) {
+	l, err := labels(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	infos, err := s.svc.List(r.Context(), none, l)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := struct {
+		Environments []client.Environment `json:"environments"`
+	}{Environments: []client.Environment{}}
+	for _, i := range infos {
+		out.Environments = append(out.Environments, Environment(i))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getEnv(w http.ResponseWriter, r *http.Request) {
+	info, err := s.svc.Get(r.Context(), none, r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, Environment(info))
+}
+
+func (s *Server) destroyEnv(w http.ResponseWriter, r *http.Request) {
+	if err := s.svc.Destroy(r.Context(), none, r.PathValue("id")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,95 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/agentbox/agentbox/client"
+)
+
+func (s *Server) execRequest(w http.ResponseWriter, r *http.Request) (client.ExecRequest, error) {
+	var req client.ExecRequest
+	err := s.decode(w, r, &req)
+	return req, err
+}
+
+func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
+	req, err := s.execRequest(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	er, err := ExecRequest(req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	res, err := s.svc.Exec(r.Context(), none, r.PathValue("id"), er)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, Result(res))
+}
+
+func (s *Server) start(w http.ResponseWriter, r *http.Request) {
+	req, err := s.execRequest(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	er, err := ExecRequest(req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	id, err := s.svc.Start(r.Context(), none, r.PathValue("id"), er)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, client.Process{ID: id})
+}
+
+func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
+	res, err := s.svc.Wait(r.Context(), none, r.PathValue("id"), r.PathValue("proc"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, Result(res))
+}
+
+func (s *Server) stdin(w http.ResponseWriter, r *http.Request) {
+	data, err := s.readAll(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	eof := r.URL.Query().Get("eof")
+	if eof != "" && eof != "true" && eof != "false" {
+		s.writeError(w, r, badRequest("eof must be true or false"))
+		return
+	}
+	if err := s.svc.WriteStdin(r.Context(), none, r.PathValue("id"), r.PathValue("proc"), data, eof == "true"); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) signal(w http.ResponseWriter, r *http.Request) {
+	var req client.SignalRequest
+	if err := s.decode(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if req.Signal == "" {
+		s.writeError(w, r, badRequest("signal is empty"))
+		return
+	}
+	if err := s.svc.Signal(r.Context(), none, r.PathValue("id"), r.PathValue("proc"), req.Signal); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,72 @@
+package api
+
+import "net/http"
+
+// routeTable is every route of the API but /mcp. api/openapi.yaml describes exactly
+// these (a test holds them equal).
+func (s *Server) routeTable() []Route {
+	const (
+		envs  = "/v1/environments"
+		env   = envs + "/{id}"
+		proc  = env + "/processes/{proc}"
+		files = env + "/files"
+	)
+	return []Route{
+		{"GET", "/healthz", false, s.healthz},
+		{"GET", "/metrics", false, s.serveMetrics},
+
+		{"POST", envs, true, s.createEnv},
+		{"GET", envs, true, s.listEnvs},
+		{"GET", env, true, s.getEnv},
+		{"DELETE", env, true, s.destroyEnv},
+
+		{"POST", env + "/exec", true, s.exec},
+		{"POST", env + "/processes", true, s.start},
+		{"GET", proc + "/wait", true, s.wait},
+		{"GET", proc + "/events", true, s.events},
+		{"POST", proc + "/stdin", true, s.stdin},
+		{"POST", proc + "/signal", true, s.signal},
+
+		{"GET", files, true, s.readFile},
+		{"PUT", files, true, s.writeFile},
+		{"DELETE", files, true, s.removeFile},
+		{"GET", files + "/list", true, s.listDir},
+		{"GET", files + "/stat", true, s.stat},
+		{"POST", files + "/mkdir", true, s.mkdir},
+		{"GET", files + "/tar", true, s.download},
+		{"PUT", files + "/tar", true, s.upload},
+
+		{"POST", env + "/patch", true, s.patch},
+		{"POST", env + "/str-replace", true, s.strReplace},
+		{"GET", env + "/diff", true, s.diff},
+		{"POST", env + "/artifacts", true, s.export},
+		{"GET", "/v1/artifacts/{ref}", true, s.readArtifact},
+	}
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-s.drain:
+		s.writeError(w, r, ErrShuttingDown)
+	default:
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	}
+}
+
+// serveMetrics needs an admin token unless the configuration makes metrics public.
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	if !s.cfg.PublicMetrics {
+		c, err := s.check(r)
+		if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+			info.caller = c
+		}
+		if err == nil && !c.Has("admin") {
+			err = &ScopeError{Scope: "admin"}
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	s.metrics.Handler().ServeHTTP(w, r)
+}

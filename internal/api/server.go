@@ -1,0 +1,269 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/config"
+	"github.com/agentbox/agentbox/internal/env"
+)
+
+// Options configure a Server. Config and Service are required.
+type Options struct {
+	Config *config.Config
+	// Service is the environments (an *env.Manager).
+	Service env.Service
+	// MCP, if set, builds the handler served at /mcp (package mcp's HTTPHandler).
+	MCP func(MCPDeps) http.Handler
+	// Logger receives one line per request and every internal error. Default:
+	// discard.
+	Logger *slog.Logger
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg     *config.Config
+	svc     env.Service // the Guard
+	raw     env.Service // the Service itself, for shutdown
+	guard   *Guard
+	auth    *Auth
+	metrics *Metrics
+	red     *Redactor
+	log     *slog.Logger
+	handler http.Handler
+	routes  []Route
+
+	drainOnce sync.Once
+	drain     chan struct{} // closed when shutdown begins: streams end
+	hs        *http.Server
+}
+
+// MCPDeps is what the MCP server gets from the API: the checked service (the
+// caller comes from each request's token), the redactor for error messages, the
+// logger, and the denial counter.
+type MCPDeps struct {
+	Service  env.Service
+	Redactor *Redactor
+	Logger   *slog.Logger
+	Denied   func(code string)
+}
+
+// Route is one method and path pattern of the API.
+type Route struct {
+	Method  string
+	Pattern string // net/http pattern path, e.g. /v1/environments/{id}
+	Auth    bool   // needs a bearer token
+	handler http.HandlerFunc
+}
+
+// New builds a server.
+func New(o Options) (*Server, error) {
+	if o.Config == nil || o.Service == nil {
+		return nil, errors.New("api: Config and Service are required")
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	tenants := slices.Sorted(maps.Keys(o.Config.Tenants))
+	s := &Server{cfg: o.Config, raw: o.Service, log: log, drain: make(chan struct{}),
+		metrics: NewMetrics(liveCount(o.Service, tenants)),
+		auth:    NewAuth(o.Config)}
+	prefixes := []string{o.Config.StateDir}
+	for _, d := range o.Config.Templates {
+		prefixes = append(prefixes, d)
+	}
+	for _, t := range o.Config.Tenants {
+		prefixes = append(prefixes, t.WorkspaceRoots...)
+	}
+	s.red = NewRedactor(prefixes...)
+	s.guard = NewGuard(o.Service, o.Config, s.metrics)
+	s.svc = s.guard
+	s.routes = s.routeTable()
+	mux := http.NewServeMux()
+	for _, r := range s.routes {
+		h := http.Handler(r.handler)
+		if r.Auth {
+			h = s.authenticate(h)
+		}
+		mux.Handle(r.Method+" "+r.Pattern, h)
+	}
+	if o.MCP != nil {
+		h := o.MCP(MCPDeps{Service: s.guard, Redactor: s.red, Logger: log, Denied: s.metrics.denied})
+		// GET is a session's open-ended stream: it ends when shutdown begins.
+		// POSTs carry tool calls, which finish within the grace period like any
+		// other request.
+		mux.Handle("GET /mcp", s.mcpAuth(s.streaming(h)))
+		mux.Handle("POST /mcp", s.mcpAuth(h))
+		mux.Handle("DELETE /mcp", s.mcpAuth(h))
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+			s.routes = append(s.routes, Route{Method: m, Pattern: "/mcp", Auth: true})
+		}
+	}
+	s.handler = s.observe(mux)
+	s.hs = &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return s, nil
+}
+
+// Routes lists the API's routes.
+func (s *Server) Routes() []Route { return slices.Clone(s.routes) }
+
+// Guard returns the checked env.Service the routes call.
+func (s *Server) Guard() *Guard { return s.guard }
+
+// Handler is the whole API as an http.Handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+const requestIDHeader = "Agentbox-Request-Id"
+
+// statusWriter records the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// observe gives each request an id, answers unknown routes with the envelope, logs
+// and counts requests. It never logs headers (the token is one).
+func (s *Server) observe(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b [8]byte
+		rand.Read(b[:])
+		id := hex.EncodeToString(b[:])
+		w.Header().Set(requestIDHeader, id)
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		info := &requestInfo{}
+		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
+		h, pattern := mux.Handler(r)
+		if pattern == "" {
+			// No route: the mux would answer 404 or 405 in plain text; find
+			// which, and answer with the envelope instead.
+			probe := &statusWriter{ResponseWriter: discardWriter{http.Header{}}}
+			h.ServeHTTP(probe, r)
+			msg := "no such route: " + r.Method + " " + r.URL.Path
+			code := http.StatusNotFound
+			if probe.status == http.StatusMethodNotAllowed {
+				code = http.StatusMethodNotAllowed
+				msg = "method " + r.Method + " not allowed on " + r.URL.Path
+				w.Header().Set("Allow", probe.Header().Get("Allow"))
+			}
+			writeJSON(sw, code, envelope("ENOENT", msg))
+		} else {
+			mux.ServeHTTP(sw, r)
+		}
+		route := pattern
+		if route == "" {
+			route = "unmatched"
+		}
+		s.metrics.request(route, sw.status)
+		s.log.Info("request", "id", id, "method", r.Method, "route", route, "status", sw.status,
+			"ms", time.Since(start).Milliseconds(), "tenant", info.caller.Tenant, "token", info.caller.Token)
+	})
+}
+
+func envelope(code, msg string) client.Envelope {
+	return client.Envelope{Error: &client.Error{Code: code, Message: msg}}
+}
+
+// requestInfo lets inner handlers tell observe who the caller was, for the log.
+type requestInfo struct{ caller Caller }
+
+type requestInfoKey struct{}
+
+type discardWriter struct{ h http.Header }
+
+func (d discardWriter) Header() http.Header         { return d.h }
+func (d discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (d discardWriter) WriteHeader(int)             {}
+
+// streaming ends a long request (an event stream, an MCP session's stream) when
+// shutdown begins, so that shutdown need not wait for it.
+func (s *Server) streaming(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		go func() {
+			select {
+			case <-s.drain:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// Serve answers requests on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	err := s.hs.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting connections, ends event streams, lets in-flight requests
+// finish until ctx is done (then cuts them), and finally destroys every
+// environment of every configured tenant.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.drainOnce.Do(func() { close(s.drain) })
+	err := s.hs.Shutdown(ctx)
+	if err != nil {
+		s.hs.Close()
+	}
+	if derr := s.destroyAll(context.WithoutCancel(ctx)); derr != nil && err == nil {
+		err = derr
+	}
+	return err
+}
+
+func (s *Server) destroyAll(ctx context.Context) error {
+	var errs []error
+	for t := range s.cfg.Tenants {
+		o := env.Owner{Tenant: t}
+		envs, err := s.raw.List(ctx, o, nil)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("list %s: %w", t, err))
+			continue
+		}
+		for _, e := range envs {
+			if err := s.raw.Destroy(ctx, o, e.ID); err != nil && !errors.Is(err, env.ErrNotFound) {
+				errs = append(errs, fmt.Errorf("destroy %s: %w", e.ID, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

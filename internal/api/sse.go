@@ -1,0 +1,117 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentbox/agentbox/client"
+)
+
+// heartbeat is how often an idle event stream sends a comment, so that proxies and
+// clients can tell a quiet command from a dead connection.
+const heartbeat = 15 * time.Second
+
+// events streams a background command's events as server-sent events. Each event's
+// id is its sequence number; a client resumes by sending the last id it saw as
+// Last-Event-ID (what EventSource does) or as ?after=, and receives only later
+// events. The stream ends after the exit event, or with an "error" event carrying
+// the envelope, or (at shutdown) by closing, after which the client reconnects.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	after, err := intQuery(r, "after")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if v := strings.TrimSpace(r.Header.Get("Last-Event-ID")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			s.writeError(w, r, badRequest("Last-Event-ID must be an event sequence number, got %q", v))
+			return
+		}
+		after = max(after, n)
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.drain:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	ch, err := s.svc.Events(ctx, none, r.PathValue("id"), r.PathValue("proc"), after)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	bw := bufio.NewWriterSize(w, 32<<10)
+	flush := func() error {
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	fmt.Fprint(bw, "retry: 1000\n\n")
+	if flush() != nil {
+		return
+	}
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				if ctx.Err() == nil {
+					// The service ended the stream without an exit event.
+					_, e := Map(errStreamEnded, describe(r), s.red)
+					writeSSE(bw, "error", "", client.Envelope{Error: &e})
+					flush()
+				}
+				return
+			}
+			writeSSE(bw, ev.Kind, strconv.FormatInt(ev.Seq, 10), Event(ev))
+			// Flush once nothing more is queued, so bursts share a write.
+			if len(ch) == 0 || ev.Kind == client.EventExit {
+				if flush() != nil {
+					return
+				}
+			}
+			if ev.Kind == client.EventExit {
+				return
+			}
+		case <-tick.C:
+			fmt.Fprint(bw, ": ping\n\n")
+			if flush() != nil {
+				return
+			}
+		case <-ctx.Done():
+			flush()
+			return
+		}
+	}
+}
+
+var errStreamEnded = &apiError{status: http.StatusNotFound, e: client.Error{Code: client.CodeNotFound,
+	Message:         "the event stream ended before the command's exit: the environment was destroyed",
+	SuggestedAction: "create a new environment"}}
+
+// writeSSE writes one event. JSON never holds a raw newline, so data is one line.
+func writeSSE(w *bufio.Writer, kind, id string, v any) {
+	b, _ := json.Marshal(v)
+	if id != "" {
+		fmt.Fprintf(w, "id: %s\n", id)
+	}
+	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", kind, b)
+}

@@ -1,0 +1,311 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agentbox/agentbox/internal/quantity"
+)
+
+// Scopes a token may grant.
+const (
+	ScopeEnvCreate    = "env:create"    // create and destroy environments
+	ScopeExec         = "exec"          // run, signal and feed commands
+	ScopeFileRead     = "file:read"     // read, list, stat, download, diff, export
+	ScopeFileWrite    = "file:write"    // write, remove, mkdir, upload, patch, str_replace
+	ScopeArtifactRead = "artifact:read" // read artifacts
+	ScopeAdmin        = "admin"         // every scope, and /metrics
+)
+
+// AllScopes lists every scope.
+var AllScopes = []string{ScopeEnvCreate, ScopeExec, ScopeFileRead, ScopeFileWrite, ScopeArtifactRead, ScopeAdmin}
+
+// ErrConfig is matched by every error about the configuration's content.
+var ErrConfig = errors.New("invalid configuration")
+
+// Config is the whole server configuration. Zero fields take the defaults listed.
+type Config struct {
+	// Listen is a TCP address ("127.0.0.1:7070"); empty means the Unix socket.
+	Listen string `yaml:"listen"`
+	// Socket is the Unix socket path. Default: DefaultSocket().
+	Socket string `yaml:"socket"`
+	// SocketMode is the socket file's mode, "0600" (default) or "0660".
+	SocketMode string `yaml:"socket_mode"`
+	// StateDir is where environments keep their state. Default /var/lib/agentbox
+	// as root, else $XDG_STATE_HOME/agentbox.
+	StateDir string `yaml:"state_dir"`
+	// Templates maps template names to host directories (read-only lower layers).
+	Templates map[string]string `yaml:"templates"`
+	// PublicMetrics serves /metrics without a token; otherwise it needs "admin".
+	PublicMetrics bool `yaml:"public_metrics"`
+
+	Shutdown Shutdown          `yaml:"shutdown"`
+	Limits   Limits            `yaml:"limits"`
+	Tenants  map[string]Tenant `yaml:"tenants"`
+	Tokens   []Token           `yaml:"tokens"`
+}
+
+// Shutdown says how SIGTERM ends the server. Environments are always destroyed
+// once requests have drained: they do not outlive their daemon (package env ties
+// them to its process, and reaps at start what a killed daemon left).
+type Shutdown struct {
+	// Grace is how long in-flight requests may take to finish. Default 30s.
+	Grace Duration `yaml:"grace"`
+}
+
+// Limits bound requests and environments.
+type Limits struct {
+	// RequestBytes caps a raw request body (file write, tar upload). Default 64M.
+	RequestBytes Size `yaml:"request_bytes"`
+	// JSONBytes caps a JSON request body (a patch is one). Default 8M.
+	JSONBytes Size `yaml:"json_bytes"`
+	// DefaultMemory is an environment's memory limit when the request sets none
+	// and its tenant has a memory quota. Default 512M.
+	DefaultMemory Size `yaml:"default_memory"`
+	// MaxMemory caps one environment's memory limit (0: no cap).
+	MaxMemory Size `yaml:"max_memory"`
+	// MaxTTL caps an environment's lifetime (0: no cap).
+	MaxTTL Duration `yaml:"max_ttl"`
+}
+
+// Tenant is what one tenant may use.
+type Tenant struct {
+	Quota Quota `yaml:"quota"`
+	// WorkspaceRoots are the host directories under which this tenant may name a
+	// workspace to create an environment from. Empty: templates only.
+	WorkspaceRoots []string `yaml:"workspace_roots"`
+	Rate           Rate     `yaml:"rate"`
+}
+
+// Quota bounds a tenant's environments at any time (0: unbounded).
+type Quota struct {
+	Environments int  `yaml:"environments"`
+	Memory       Size `yaml:"memory"`
+}
+
+// Rate bounds a tenant's requests with a token bucket (0: unbounded).
+type Rate struct {
+	PerSecond float64 `yaml:"per_second"`
+	Burst     int     `yaml:"burst"`
+}
+
+// Token grants a tenant and scopes to whoever presents it. Exactly one of SHA256,
+// Token and File gives the secret; once loaded only Digest remains.
+type Token struct {
+	// Name identifies the token in logs (the secret never appears there).
+	Name   string   `yaml:"name"`
+	SHA256 string   `yaml:"sha256"` // hex SHA-256 of the token
+	Token  string   `yaml:"token"`  // the token itself (prefer sha256)
+	File   string   `yaml:"file"`   // a file holding the token
+	Tenant string   `yaml:"tenant"`
+	Task   string   `yaml:"task"` // fixes the task identity of everything made with it
+	Scopes []string `yaml:"scopes"`
+
+	Digest [sha256.Size]byte `yaml:"-"`
+}
+
+// Load reads and validates the configuration file at path.
+func Load(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	c, err := Parse(b, filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes and validates a configuration; relative token files are taken
+// from dir.
+func Parse(b []byte, dir string) (*Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if err := c.finish(dir); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Local is the configuration of a personal daemon: one tenant, "local", and one
+// token with every scope.
+func Local(token string) *Config {
+	c := &Config{Tenants: map[string]Tenant{"local": {}},
+		Tokens: []Token{{Name: "local", Token: token, Tenant: "local", Scopes: AllScopes}}}
+	if err := c.finish(""); err != nil {
+		panic(err) // a literal configuration
+	}
+	return c
+}
+
+func bad(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
+}
+
+// finish checks the configuration, fills defaults and replaces secrets by digests.
+func (c *Config) finish(dir string) error {
+	if c.Socket == "" {
+		c.Socket = DefaultSocket()
+	}
+	switch c.SocketMode {
+	case "":
+		c.SocketMode = "0600"
+	case "0600", "0660":
+	default:
+		return bad("socket_mode %q: use 0600 or 0660", c.SocketMode)
+	}
+	if c.StateDir == "" {
+		c.StateDir = DefaultStateDir()
+	}
+	if c.Shutdown.Grace == 0 {
+		c.Shutdown.Grace = Duration(30 * time.Second)
+	}
+	if c.Limits.RequestBytes == 0 {
+		c.Limits.RequestBytes = 64 << 20
+	}
+	if c.Limits.JSONBytes == 0 {
+		c.Limits.JSONBytes = 8 << 20
+	}
+	if c.Limits.DefaultMemory == 0 {
+		c.Limits.DefaultMemory = 512 << 20
+	}
+	for name, dir := range c.Templates {
+		if !filepath.IsAbs(dir) {
+			return bad("template %q: directory must be absolute", name)
+		}
+	}
+	for name, t := range c.Tenants {
+		if name == "" || strings.ContainsAny(name, "/\x00") {
+			return bad("tenant name %q", name)
+		}
+		for i, r := range t.WorkspaceRoots {
+			if !filepath.IsAbs(r) {
+				return bad("tenant %q: workspace root %q must be absolute", name, r)
+			}
+			t.WorkspaceRoots[i] = filepath.Clean(r)
+		}
+		if t.Quota.Environments < 0 || t.Quota.Memory < 0 || t.Rate.PerSecond < 0 || t.Rate.Burst < 0 {
+			return bad("tenant %q: negative quota or rate", name)
+		}
+	}
+	if len(c.Tokens) == 0 {
+		return bad("no tokens: nobody could use the server")
+	}
+	seen := map[[sha256.Size]byte]bool{}
+	for i := range c.Tokens {
+		t := &c.Tokens[i]
+		if t.Name == "" {
+			t.Name = fmt.Sprintf("token #%d", i+1)
+		}
+		if err := t.load(dir); err != nil {
+			return err
+		}
+		if seen[t.Digest] {
+			return bad("%s: the same token appears twice", t.Name)
+		}
+		seen[t.Digest] = true
+		if _, ok := c.Tenants[t.Tenant]; !ok {
+			return bad("%s: tenant %q is not configured", t.Name, t.Tenant)
+		}
+		if len(t.Scopes) == 0 {
+			return bad("%s: no scopes", t.Name)
+		}
+		for _, s := range t.Scopes {
+			if !slices.Contains(AllScopes, s) {
+				return bad("%s: unknown scope %q (known: %s)", t.Name, s, strings.Join(AllScopes, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// load turns the token's secret into its digest and forgets the secret.
+func (t *Token) load(dir string) error {
+	n := 0
+	for _, s := range []string{t.SHA256, t.Token, t.File} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return bad("%s: set exactly one of sha256, token, file", t.Name)
+	}
+	switch {
+	case t.SHA256 != "":
+		b, err := hex.DecodeString(t.SHA256)
+		if err != nil || len(b) != sha256.Size {
+			return bad("%s: sha256 must be 64 hex digits", t.Name)
+		}
+		copy(t.Digest[:], b)
+	case t.Token != "":
+		if len(t.Token) < 16 {
+			return bad("%s: token shorter than 16 characters", t.Name)
+		}
+		t.Digest = sha256.Sum256([]byte(t.Token))
+	default:
+		p := t.File
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrConfig, t.Name, err)
+		}
+		s := strings.TrimSpace(string(b))
+		if len(s) < 16 {
+			return bad("%s: token in file shorter than 16 characters", t.Name)
+		}
+		t.Digest = sha256.Sum256([]byte(s))
+	}
+	t.SHA256, t.Token, t.File = "", "", ""
+	return nil
+}
+
+// Size is a byte count written like "512M" in YAML.
+type Size int64
+
+func (s *Size) UnmarshalYAML(n *yaml.Node) error {
+	var v string
+	if err := n.Decode(&v); err != nil {
+		return err
+	}
+	b, err := quantity.ParseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = Size(b)
+	return nil
+}
+
+// Duration is a time.Duration written like "30s" in YAML.
+type Duration time.Duration
+
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var v string
+	if err := n.Decode(&v); err != nil {
+		return err
+	}
+	x, err := time.ParseDuration(v)
+	if err != nil {
+		return err
+	}
+	if x < 0 {
+		return fmt.Errorf("negative duration %q", v)
+	}
+	*d = Duration(x)
+	return nil
+}

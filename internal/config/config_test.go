@@ -1,0 +1,133 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const good = `
+listen: 127.0.0.1:7070
+templates: {py: /srv/templates/py}
+shutdown: {grace: 5s}
+limits: {request_bytes: 2M, default_memory: 256M, max_ttl: 1h}
+tenants:
+  acme: {quota: {environments: 4, memory: 2G}, workspace_roots: [/srv/work/acme/], rate: {per_second: 10, burst: 20}}
+  beta: {}
+tokens:
+  - {name: ci, sha256: %s, tenant: acme, task: t1, scopes: [exec, "file:read"]}
+  - {token: beta-token-0123456789, tenant: beta, scopes: [admin]}
+  - {file: tok.txt, tenant: beta, scopes: ["artifact:read"]}
+`
+
+func TestParse(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "tok.txt"), []byte("file-token-0123456789\n"), 0o600)
+	sum := sha256.Sum256([]byte("acme-token-0123456789"))
+	c, err := Parse([]byte(strings.Replace(good, "%s", hex.EncodeToString(sum[:]), 1)), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != "127.0.0.1:7070" || c.SocketMode != "0600" ||
+		time.Duration(c.Shutdown.Grace) != 5*time.Second || c.Limits.RequestBytes != 2<<20 ||
+		c.Limits.JSONBytes != 8<<20 || c.Limits.DefaultMemory != 256<<20 || time.Duration(c.Limits.MaxTTL) != time.Hour {
+		t.Fatalf("parsed %+v", c)
+	}
+	a := c.Tenants["acme"]
+	if a.Quota.Environments != 4 || a.Quota.Memory != 2<<30 || a.WorkspaceRoots[0] != "/srv/work/acme" || a.Rate.Burst != 20 {
+		t.Fatalf("tenant %+v", a)
+	}
+	for i, secret := range []string{"acme-token-0123456789", "beta-token-0123456789", "file-token-0123456789"} {
+		tk := c.Tokens[i]
+		if tk.Digest != sha256.Sum256([]byte(secret)) {
+			t.Errorf("token %d: wrong digest", i)
+		}
+		if tk.Token != "" || tk.SHA256 != "" || tk.File != "" {
+			t.Errorf("token %d: secret kept after load: %+v", i, tk)
+		}
+	}
+	if c.Tokens[1].Name != "token #2" || c.Tokens[0].Task != "t1" {
+		t.Fatalf("names %+v", c.Tokens)
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	tok := "{token: abcdefghijklmnopqrstuvwxyz, tenant: a, scopes: [exec]}"
+	for _, tc := range []struct{ name, yaml, msg string }{
+		{"unknown field", "tenants: {a: {}}\ntokens: [" + tok + "]\nlisten_addr: x", "listen_addr"},
+		{"no tokens", "tenants: {a: {}}", "no tokens"},
+		{"unknown tenant", "tenants: {b: {}}\ntokens: [" + tok + "]", `tenant "a" is not configured`},
+		{"unknown scope", "tenants: {a: {}}\ntokens: [{token: abcdefghijklmnopqrstuvwxyz, tenant: a, scopes: [root]}]", `unknown scope "root"`},
+		{"no scopes", "tenants: {a: {}}\ntokens: [{token: abcdefghijklmnopqrstuvwxyz, tenant: a}]", "no scopes"},
+		{"short token", "tenants: {a: {}}\ntokens: [{token: short, tenant: a, scopes: [exec]}]", "shorter than 16"},
+		{"two secrets", "tenants: {a: {}}\ntokens: [{token: abcdefghijklmnopqrstuvwxyz, sha256: aa, tenant: a, scopes: [exec]}]", "exactly one"},
+		{"bad digest", "tenants: {a: {}}\ntokens: [{sha256: abcd, tenant: a, scopes: [exec]}]", "64 hex digits"},
+		{"duplicate", "tenants: {a: {}}\ntokens: [" + tok + ", " + tok + "]", "twice"},
+		{"relative root", "tenants: {a: {workspace_roots: [work]}}\ntokens: [" + tok + "]", "must be absolute"},
+		{"bad size", "limits: {request_bytes: lots}\ntenants: {a: {}}\ntokens: [" + tok + "]", "lots"},
+		{"bad duration", "shutdown: {grace: forever}\ntenants: {a: {}}\ntokens: [" + tok + "]", "forever"},
+		{"unknown shutdown key", "shutdown: {environments: keep}\ntenants: {a: {}}\ntokens: [" + tok + "]", "environments"},
+		{"bad socket mode", "socket_mode: \"0666\"\ntenants: {a: {}}\ntokens: [" + tok + "]", "0600 or 0660"},
+		{"negative quota", "tenants: {a: {quota: {environments: -1}}}\ntokens: [" + tok + "]", "negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml), t.TempDir())
+			if err == nil || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("err = %v, want one containing %q", err, tc.msg)
+			}
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("not ErrConfig: %v", err)
+			}
+			if strings.Contains(err.Error(), "abcdefghijklmnopqrstuvwxyz") {
+				t.Fatalf("the error shows a token: %v", err)
+			}
+		})
+	}
+}
+
+func TestLocalToken(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "run", "agentbox.token")
+	if tok, err := ReadLocalToken(p); tok != "" || err != nil {
+		t.Fatalf("missing file: %q %v", tok, err)
+	}
+	tok, err := NewLocalToken(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file mode %v %v", fi.Mode(), err)
+	}
+	if got, err := ReadLocalToken(p); got != tok || err != nil || len(tok) < 32 {
+		t.Fatalf("read back %q %v", got, err)
+	}
+	tok2, _ := NewLocalToken(p)
+	if tok2 == tok {
+		t.Fatal("a new token equals the old one")
+	}
+	c := Local(tok2)
+	if len(c.Tokens) != 1 || c.Tokens[0].Digest != sha256.Sum256([]byte(tok2)) || c.Tokens[0].Tenant != "local" {
+		t.Fatalf("local config %+v", c.Tokens)
+	}
+}
+
+func TestDefaultSocket(t *testing.T) {
+	t.Setenv("AGENTBOX_SOCKET", "/x/y.sock")
+	if DefaultSocket() != "/x/y.sock" {
+		t.Fatal("AGENTBOX_SOCKET ignored")
+	}
+	t.Setenv("AGENTBOX_SOCKET", "")
+	t.Setenv("XDG_RUNTIME_DIR", "/run/user/1000")
+	want := "/run/user/1000/agentbox.sock"
+	if os.Geteuid() == 0 {
+		want = "/run/agentbox/agentbox.sock"
+	}
+	if got := DefaultSocket(); got != want {
+		t.Fatalf("DefaultSocket() = %q, want %q", got, want)
+	}
+}

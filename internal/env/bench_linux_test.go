@@ -1,0 +1,70 @@
+package env
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentbox/agentbox/internal/runner"
+)
+
+// BenchmarkExecInEnvironment is one `true` in an existing environment (Exec, the
+// runner's whole contract included).
+func BenchmarkExecInEnvironment(b *testing.B) {
+	m, id := benchEnv(b)
+	for b.Loop() {
+		if res, err := m.Exec(context.Background(), alice, id, ExecRequest{Argv: []string{"true"}}); err != nil || res.ExitCode != 0 {
+			b.Fatal(res, err)
+		}
+	}
+}
+
+// BenchmarkFreshSandbox is the same `true` in a sandbox of its own (runner.Run at
+// the namespace level), for comparison.
+func BenchmarkFreshSandbox(b *testing.B) {
+	for b.Loop() {
+		if res, err := runner.Run(context.Background(), runner.Spec{Argv: []string{"true"}, Isolation: runner.IsolationNamespace}); err != nil || res.ExitCode != 0 {
+			b.Fatal(res, err)
+		}
+	}
+}
+
+// BenchmarkCreateDestroy is an environment's whole life with nothing in it.
+func BenchmarkCreateDestroy(b *testing.B) {
+	m, _ := benchEnv(b)
+	for b.Loop() {
+		info, err := m.Create(context.Background(), CreateOptions{Owner: alice})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Destroy(context.Background(), alice, info.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadFile is one small file read through the workspace root, as the
+// sandbox user.
+func BenchmarkReadFile(b *testing.B) {
+	m, id := benchEnv(b)
+	if err := m.WriteFile(context.Background(), alice, id, "f", []byte("hello\n")); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := m.ReadFile(context.Background(), alice, id, "f", 0, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchEnv(b *testing.B) (*Manager, string) {
+	m, err := NewManager(Config{StateDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { m.Close() })
+	info, err := m.Create(context.Background(), CreateOptions{Owner: alice})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m, info.ID
+}

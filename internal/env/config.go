@@ -1,0 +1,119 @@
+package env
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Config configures a Manager. The zero value of every field but StateDir is
+// safe: defaults are filled in by NewManager.
+type Config struct {
+	// StateDir holds the Manager's lock, one directory per environment (command
+	// outputs on their way to the artifact store) and, by default, the artifact
+	// store. Required. A Manager locks it: two Managers cannot share one.
+	StateDir string
+	// ArtifactDir is the artifact store (StateDir/artifacts when empty). It
+	// survives restarts; environments do not.
+	ArtifactDir string
+	// Templates maps template names to host directories: the read-only lower
+	// layer shared by every environment made from the template. They must not
+	// change while environments use them.
+	Templates map[string]string
+
+	// Defaults fills in the zero fields of CreateOptions.Limits.
+	Defaults Limits
+	// DefaultTTL and DefaultIdle apply when CreateOptions leaves TTL or Idle zero
+	// (zero here: no limit).
+	DefaultTTL, DefaultIdle time.Duration
+	// MaxEnvironments caps the live environments of this Manager (0: no cap);
+	// Create fails with ErrQuota past it. Per-tenant quotas are the API's.
+	MaxEnvironments int
+
+	// MaxReadBytes caps what one ReadFile or ReadArtifact returns (a bigger file
+	// or range is a *workspace.TooLargeError: read a range). Default 8 MiB.
+	MaxReadBytes int64
+	// MaxFileBytes caps one file written, edited or uploaded, and a patch.
+	// Default 64 MiB.
+	MaxFileBytes int64
+	// MaxArtifactBytes caps one exported file. Default 1 GiB.
+	MaxArtifactBytes int64
+	// MaxDiffBytes caps Diff's output. Default 64 MiB.
+	MaxDiffBytes int64
+	// AllowHardlinks lets file reads open files with several links. Sandboxed code
+	// cannot create a link to a file outside its workspace, but the host
+	// workspace or template may hold one (see workspace.Options).
+	AllowHardlinks bool
+
+	// EventBytes caps the output a background command keeps for Events replays
+	// (older events are dropped first; the whole output is in its artifacts).
+	// Default 1 MiB.
+	EventBytes int64
+	// KeepFinished is how many finished background commands an environment
+	// remembers for Wait and Events. Default 32.
+	KeepFinished int
+	// KeepDestroyed is how many destroyed environment ids are remembered, so that
+	// their owner gets ErrDestroyed rather than ErrNotFound. Default 10,000.
+	KeepDestroyed int
+
+	// ReapInterval is how often expired and idle environments are looked for.
+	// Default 1 s.
+	ReapInterval time.Duration
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.StateDir == "" {
+		return c, fmt.Errorf("%w: Config.StateDir is required", ErrInvalid)
+	}
+	var err error
+	if c.StateDir, err = filepath.Abs(c.StateDir); err != nil {
+		return c, err
+	}
+	if c.ArtifactDir == "" {
+		c.ArtifactDir = filepath.Join(c.StateDir, "artifacts")
+	}
+	if c.ArtifactDir, err = filepath.Abs(c.ArtifactDir); err != nil {
+		return c, err
+	}
+	templates := map[string]string{}
+	for name, dir := range c.Templates {
+		if name == "" {
+			return c, fmt.Errorf("%w: a template has an empty name", ErrInvalid)
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return c, err
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return c, fmt.Errorf("%w: template %q: %s is not a directory", ErrInvalid, name, abs)
+		}
+		templates[name] = abs
+	}
+	c.Templates = templates
+	defaults := []struct {
+		v *int64
+		d int64
+	}{
+		{&c.MaxReadBytes, 8 << 20},
+		{&c.MaxFileBytes, 64 << 20},
+		{&c.MaxArtifactBytes, 1 << 30},
+		{&c.MaxDiffBytes, 64 << 20},
+		{&c.EventBytes, 1 << 20},
+	}
+	for _, d := range defaults {
+		if *d.v <= 0 {
+			*d.v = d.d
+		}
+	}
+	if c.KeepFinished <= 0 {
+		c.KeepFinished = 32
+	}
+	if c.KeepDestroyed <= 0 {
+		c.KeepDestroyed = 10_000
+	}
+	if c.ReapInterval <= 0 {
+		c.ReapInterval = time.Second
+	}
+	return c, nil
+}

@@ -1,0 +1,297 @@
+package env
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/sandbox"
+	"github.com/agentbox/agentbox/internal/workspace"
+)
+
+// Info.State values.
+const (
+	StateRunning   = "running"
+	StateDestroyed = "destroyed"
+)
+
+// Label bounds.
+const (
+	maxLabels     = 64
+	maxLabelKey   = 63
+	maxLabelValue = 256
+)
+
+// environment is one persistent sandbox with its workspace root.
+type environment struct {
+	m     *Manager
+	id    string
+	info  Info   // immutable after Create, but for LastUsed (in mu)
+	lower string // the host directory below the overlay
+	dir   string // StateDir/envs/<id>: command outputs on their way to the store
+	sb    *sandbox.Sandbox
+	uid   int // the sandbox user's host uid and gid
+	root  *workspace.Root
+	idle  time.Duration
+
+	ctx    context.Context // ends when the environment is destroyed
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	lastUsed  time.Time
+	inflight  int
+	destroyed bool
+	procs     map[string]*process
+	finished  []string // ids of finished procs, oldest first
+	nextProc  int
+	nextOut   int
+
+	// files is held shared by every file operation and exclusively by Diff (which
+	// reads the upper layer and must see no API write meanwhile) and teardown.
+	files sync.RWMutex
+	// bg counts background commands' goroutines.
+	bg sync.WaitGroup
+
+	teardownOnce sync.Once
+	teardownErr  error
+}
+
+// Create starts an environment: a persistent sandbox whose /workspace is an
+// overlay of the workspace directory or template (read-only, shared) and a
+// private upper layer of Limits.WorkspaceSize. With neither, /workspace starts
+// empty.
+func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
+	if err := validate(&o); err != nil {
+		return Info{}, err
+	}
+	lower, err := m.lowerOf(o)
+	if err != nil {
+		return Info{}, err
+	}
+	lim := o.Limits
+	d := m.cfg.Defaults
+	if lim.Memory == 0 {
+		lim.Memory = d.Memory
+	}
+	if lim.Pids == 0 {
+		lim.Pids = d.Pids
+	}
+	if lim.CPUs == 0 {
+		lim.CPUs = d.CPUs
+	}
+	if lim.WorkspaceSize == 0 {
+		lim.WorkspaceSize = d.WorkspaceSize
+	}
+	if lim.WorkspaceSize == 0 {
+		lim.WorkspaceSize = sandbox.DefaultWorkspaceSize
+	}
+	m.mu.Lock()
+	closed, n := m.closed, len(m.envs)
+	m.mu.Unlock()
+	if closed {
+		return Info{}, fmt.Errorf("env: shutting down: %w", ErrBusy)
+	}
+	if m.cfg.MaxEnvironments > 0 && n >= m.cfg.MaxEnvironments {
+		return Info{}, fmt.Errorf("%w: %d environments, the server's maximum", ErrQuota, n)
+	}
+
+	now := time.Now().UTC()
+	e := &environment{m: m, id: newID(), lower: lower, lastUsed: now, procs: map[string]*process{}}
+	e.info = Info{ID: e.id, Owner: o.Owner, Labels: o.Labels, Limits: lim, Template: o.Template,
+		CreatedAt: now, State: StateRunning}
+	ttl, idle := o.TTL, o.Idle
+	if ttl == 0 {
+		ttl = m.cfg.DefaultTTL
+	}
+	if idle == 0 {
+		idle = m.cfg.DefaultIdle
+	}
+	if ttl > 0 {
+		e.info.ExpiresAt = now.Add(ttl)
+	}
+	e.idle = idle
+	e.dir = filepath.Join(m.envsDir(), e.id)
+	if err := os.Mkdir(e.dir, 0o700); err != nil {
+		return Info{}, fmt.Errorf("env: %w", err)
+	}
+	e.sb, err = sandbox.Start(sandbox.Config{
+		Persistent:    true,
+		Workspace:     lower,
+		WorkspaceSize: lim.WorkspaceSize,
+		Memory:        lim.Memory,
+		Pids:          lim.Pids,
+		CPUs:          lim.CPUs,
+	}, sandbox.Stdio{})
+	if err != nil {
+		os.RemoveAll(e.dir)
+		return Info{}, fmt.Errorf("env: start sandbox: %w", err)
+	}
+	e.uid = e.sb.HostUID()
+	ws := "/proc/self/fd/" + strconv.Itoa(int(e.sb.WorkspaceDir().Fd()))
+	opts := workspace.Options{MaxReadBytes: m.cfg.MaxReadBytes, MaxFileBytes: m.cfg.MaxFileBytes, AllowHardlinks: m.cfg.AllowHardlinks}
+	err = asUser(e.uid, e.uid, func() error {
+		var err error
+		e.root, err = workspace.OpenRoot(ws, opts)
+		return err
+	})
+	if err != nil {
+		e.sb.Destroy()
+		os.RemoveAll(e.dir)
+		return Info{}, fmt.Errorf("env: open workspace: %w", err)
+	}
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		e.teardown()
+		return Info{}, fmt.Errorf("env: shutting down: %w", ErrBusy)
+	}
+	m.envs[e.id] = e
+	m.mu.Unlock()
+	// An init that dies on its own (the OOM killer may pick it) takes every
+	// process of the environment with it: destroy what is left, so that callers
+	// hear ErrDestroyed instead of internal errors.
+	go func() {
+		e.sb.Wait()
+		m.destroy(e)
+	}()
+	return e.describe(), nil
+}
+
+// validate checks what Create is asked for.
+func validate(o *CreateOptions) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+	}
+	l := o.Limits
+	switch {
+	case o.Owner.Tenant == "":
+		return bad("no owner tenant")
+	case o.Workspace != "" && o.Template != "":
+		return bad("give a workspace or a template, not both")
+	case o.Network != "" && o.Network != "none":
+		return bad("network %q: the only policy is \"none\"", o.Network)
+	case o.TTL < 0 || o.Idle < 0:
+		return bad("ttl and idle timeout must not be negative")
+	case l.Memory < 0 || (l.Memory > 0 && l.Memory < 1<<20):
+		return bad("memory limit %d: at least 1 MiB", l.Memory)
+	case l.Pids < 0:
+		return bad("pids limit %d is negative", l.Pids)
+	case l.CPUs < 0 || math.IsNaN(l.CPUs) || math.IsInf(l.CPUs, 0) || (l.CPUs > 0 && l.CPUs < 0.01) || l.CPUs > 1<<16:
+		return bad("cpus %v: 0.01 to 65536", l.CPUs)
+	case l.WorkspaceSize < 0 || (l.WorkspaceSize > 0 && l.WorkspaceSize < 1<<20):
+		return bad("workspace size %d: at least 1 MiB", l.WorkspaceSize)
+	case len(o.Labels) > maxLabels:
+		return bad("%d labels, at most %d", len(o.Labels), maxLabels)
+	}
+	for k, v := range o.Labels {
+		if k == "" || len(k) > maxLabelKey || len(v) > maxLabelValue {
+			return bad("label %q: keys of 1 to %d bytes, values of at most %d", k, maxLabelKey, maxLabelValue)
+		}
+	}
+	return nil
+}
+
+// lowerOf resolves the environment's lower layer.
+func (m *Manager) lowerOf(o CreateOptions) (string, error) {
+	switch {
+	case o.Template != "":
+		dir, ok := m.cfg.Templates[o.Template]
+		if !ok {
+			return "", fmt.Errorf("%w: no template %q", ErrInvalid, o.Template)
+		}
+		return dir, nil
+	case o.Workspace != "":
+		if !filepath.IsAbs(o.Workspace) {
+			return "", fmt.Errorf("%w: workspace %q is not an absolute path", ErrInvalid, o.Workspace)
+		}
+		fi, err := os.Stat(o.Workspace)
+		if err != nil || !fi.IsDir() {
+			return "", fmt.Errorf("%w: workspace %q is not a directory", ErrInvalid, o.Workspace)
+		}
+		return filepath.Clean(o.Workspace), nil
+	}
+	return m.empty, nil
+}
+
+// begin marks the start of an API call; it fails once the environment is being
+// destroyed.
+func (e *environment) begin() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.destroyed {
+		return fmt.Errorf("environment %s: %w", e.id, ErrDestroyed)
+	}
+	e.inflight++
+	e.lastUsed = time.Now().UTC()
+	return nil
+}
+
+func (e *environment) end() {
+	e.mu.Lock()
+	e.inflight--
+	e.lastUsed = time.Now().UTC()
+	e.mu.Unlock()
+}
+
+// describe returns the environment's Info as of now.
+func (e *environment) describe() Info {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	info := e.info
+	info.LastUsed = e.lastUsed
+	return info
+}
+
+// due reports whether the reaper should destroy e: its TTL has passed, or no API
+// call has been in progress or made for longer than its idle timeout.
+func (e *environment) due(now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.info.ExpiresAt.IsZero() && now.After(e.info.ExpiresAt) {
+		return true
+	}
+	return e.idle > 0 && e.inflight == 0 && now.Sub(e.lastUsed) > e.idle
+}
+
+// teardown kills everything and removes what the environment holds on the
+// host, once: new calls are refused, running commands end (their sandbox dies),
+// file operations in progress finish first.
+func (e *environment) teardown() error {
+	e.teardownOnce.Do(func() {
+		e.mu.Lock()
+		e.destroyed = true
+		e.mu.Unlock()
+		if e.cancel != nil {
+			e.cancel()
+		}
+		var errs []error
+		// The sandbox goes first: a command keeping the workspace busy ends now,
+		// and with it any file operation waiting on it.
+		if n, err := e.sb.Destroy(); err != nil {
+			errs = append(errs, err)
+		} else if n != 0 {
+			errs = append(errs, fmt.Errorf("%d processes survived", n))
+		}
+		e.files.Lock()
+		if e.root != nil {
+			e.root.Close()
+		}
+		e.files.Unlock()
+		e.bg.Wait()
+		if err := os.RemoveAll(e.dir); err != nil {
+			errs = append(errs, err)
+		}
+		if err := errors.Join(errs...); err != nil {
+			e.teardownErr = fmt.Errorf("environment %s: destroy: %w", e.id, err)
+		}
+	})
+	return e.teardownErr
+}

@@ -1,0 +1,123 @@
+package env
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/internal/runner"
+)
+
+// Exec runs a command in the environment and returns its Result (the runner's
+// contract: see runner.RunIn for which figures are per command). ctx cancels it.
+// When a stream's captured text was truncated, the whole stream is stored as an
+// artifact of owner and named by Result.StdoutRef or StderrRef.
+func (m *Manager) Exec(ctx context.Context, owner Owner, id string, r ExecRequest) (*runner.Result, error) {
+	e, done, err := m.use(owner, id)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	spec, out, err := e.spec(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(r.Stdin) > 0 {
+		spec.Stdin = bytes.NewReader(r.Stdin)
+	}
+	res, err := runner.RunIn(ctx, e.sb, spec)
+	if errors.Is(err, runner.ErrInvalidSpec) {
+		out.remove()
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if res != nil {
+		e.keepOutputs(owner, "exec", res, out)
+	}
+	out.remove()
+	return res, err
+}
+
+// outputs are the files a command's whole stdout and stderr go to.
+type outputs struct{ stdout, stderr string }
+
+func (o outputs) remove() {
+	os.Remove(o.stdout)
+	os.Remove(o.stderr)
+}
+
+// spec turns a request into a runner.Spec whose whole output goes to files in the
+// environment's state directory.
+func (e *environment) spec(r ExecRequest) (runner.Spec, outputs, error) {
+	if len(r.Argv) == 0 || r.Argv[0] == "" {
+		return runner.Spec{}, outputs{}, fmt.Errorf("%w: no command", ErrInvalid)
+	}
+	cwd := r.Cwd
+	if path.IsAbs(cwd) { // "/workspace/sub" as the command would see it
+		rel, ok := strings.CutPrefix(path.Clean(cwd), "/workspace")
+		if !ok || (rel != "" && rel[0] != '/') {
+			return runner.Spec{}, outputs{}, fmt.Errorf("%w: cwd %q is not in /workspace", ErrInvalid, cwd)
+		}
+		cwd = strings.TrimPrefix(rel, "/")
+	}
+	e.mu.Lock()
+	e.nextOut++
+	name := filepath.Join(e.dir, "out-"+strconv.Itoa(e.nextOut))
+	e.mu.Unlock()
+	out := outputs{stdout: name + ".stdout", stderr: name + ".stderr"}
+	return runner.Spec{
+		Argv:       r.Argv,
+		Env:        r.Env,
+		Cwd:        cwd,
+		StdoutFile: out.stdout,
+		StderrFile: out.stderr,
+		Limits: runner.Limits{
+			Timeout:     r.Timeout,
+			OutputLimit: r.OutputLimit,
+			OutputTotal: r.OutputTotal,
+		},
+	}, out, nil
+}
+
+// keepOutputs stores a stream whose capture was truncated as an artifact. A
+// store failure leaves the Ref empty: the command's Result matters more.
+func (e *environment) keepOutputs(owner Owner, proc string, res *runner.Result, out outputs) {
+	for _, s := range []struct {
+		truncated bool
+		file      string
+		stream    string
+		ref       *string
+	}{{res.StdoutTruncated, out.stdout, "stdout", &res.StdoutRef}, {res.StderrTruncated, out.stderr, "stderr", &res.StderrRef}} {
+		if !s.truncated {
+			continue
+		}
+		a, err := e.m.store.putFile(s.file, Artifact{Owner: owner, Name: proc + "." + s.stream, EnvID: e.id,
+			Source: "exec:" + e.id + ":" + proc + ":" + s.stream})
+		if err == nil {
+			*s.ref = a.Ref
+		}
+	}
+}
+
+// parseSignal accepts "TERM", "SIGTERM", "sigterm" or a number.
+func parseSignal(s string) (syscall.Signal, error) {
+	if n, err := strconv.Atoi(s); err == nil && n > 0 && n < 65 {
+		return syscall.Signal(n), nil
+	}
+	name := strings.ToUpper(s)
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	if sig := unix.SignalNum(name); sig != 0 {
+		return sig, nil
+	}
+	return 0, fmt.Errorf("%w: unknown signal %q", ErrInvalid, s)
+}

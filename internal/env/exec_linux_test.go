@@ -1,0 +1,274 @@
+package env
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/runner"
+)
+
+// TestConcurrentCommands: commands of one environment run at the same time.
+func TestConcurrentCommands(t *testing.T) {
+	m := newManager(t, Config{})
+	id := create(t, m, CreateOptions{}).ID
+	const n = 5
+	start := time.Now()
+	var wg sync.WaitGroup
+	outs := make([]string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := m.Exec(context.Background(), alice, id, ExecRequest{Argv: []string{"sh", "-c", fmt.Sprintf("sleep 0.5; echo %d > f%d; cat f%d", i, i, i)}})
+			if err == nil {
+				outs[i] = res.Stdout
+			}
+		}()
+	}
+	wg.Wait()
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("%d commands of 0.5 s took %v", n, d)
+	}
+	for i, o := range outs {
+		if o != fmt.Sprintf("%d\n", i) {
+			t.Errorf("command %d: %q", i, o)
+		}
+	}
+}
+
+// collect reads events until the channel closes.
+func collect(t *testing.T, ch <-chan Event) []Event {
+	t.Helper()
+	var out []Event
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				return out
+			}
+			out = append(out, ev)
+		case <-timeout:
+			t.Fatal("events did not end")
+		}
+	}
+}
+
+func stdoutOf(evs []Event) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		if ev.Kind == EventStdout {
+			b.Write(ev.Data)
+		}
+	}
+	return b.String()
+}
+
+// TestBackground: a started command streams its output as numbered events; a
+// client that resumes after event N gets N+1 onwards, without loss or duplicate;
+// Wait returns the same Result as the exit event.
+func TestBackground(t *testing.T) {
+	m := newManager(t, Config{})
+	ctx := context.Background()
+	id := create(t, m, CreateOptions{}).ID
+	pid, err := m.Start(ctx, alice, id, ExecRequest{Argv: []string{"sh", "-c", "for i in 1 2 3 4 5; do echo line $i; sleep 0.05; done; echo err >&2; exit 7"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := m.Events(ctx, alice, id, pid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := collect(t, ch)
+	if len(all) < 3 || all[len(all)-1].Kind != EventExit || all[len(all)-1].Result.ExitCode != 7 {
+		t.Fatalf("events %+v", all)
+	}
+	for i, ev := range all {
+		if ev.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d", i, ev.Seq)
+		}
+	}
+	if got := stdoutOf(all); got != "line 1\nline 2\nline 3\nline 4\nline 5\n" {
+		t.Fatalf("stdout events %q", got)
+	}
+	// Resume after the second event.
+	ch, _ = m.Events(ctx, alice, id, pid, 2)
+	rest := collect(t, ch)
+	if len(rest) != len(all)-2 || rest[0].Seq != 3 || stdoutOf(all[:2])+stdoutOf(rest) != stdoutOf(all) {
+		t.Fatalf("resumed events %+v", rest)
+	}
+	res, err := m.Wait(ctx, alice, id, pid)
+	if err != nil || res.ExitCode != 7 || res.Stderr != "err\n" {
+		t.Fatalf("Wait = %+v, %v", res, err)
+	}
+	if _, err := m.Wait(ctx, alice, id, "p999"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Wait unknown = %v", err)
+	}
+}
+
+// TestStdinAndSignal: stdin fed in pieces reaches the command; a signal reaches
+// every process of the command; ctx bounds Wait.
+func TestStdinAndSignal(t *testing.T) {
+	m := newManager(t, Config{})
+	ctx := context.Background()
+	id := create(t, m, CreateOptions{}).ID
+	pid, err := m.Start(ctx, alice, id, ExecRequest{Argv: []string{"cat"}, Stdin: []byte("first ")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteStdin(ctx, alice, id, pid, []byte("second"), true); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := m.Wait(ctx, alice, id, pid); err != nil || res.Stdout != "first second" {
+		t.Fatalf("cat: %+v, %v", res, err)
+	}
+	if err := m.WriteStdin(ctx, alice, id, pid, []byte("late"), false); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("WriteStdin after the end = %v", err)
+	}
+
+	pid, err = m.Start(ctx, alice, id, ExecRequest{Argv: []string{"sh", "-c",
+		"trap 'echo got-term; wait; exit 3' TERM; (trap 'echo bg-term; exit 0' TERM; while :; do sleep 0.01; done) & while :; do sleep 0.01; done"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if _, err := m.Wait(short, alice, id, pid); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait with a short ctx = %v", err)
+	}
+	if err := m.Signal(ctx, alice, id, pid, "TERM"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Wait(ctx, alice, id, pid)
+	if err != nil || res.ExitCode != 3 || !strings.Contains(res.Stdout, "got-term") || !strings.Contains(res.Stdout, "bg-term") {
+		t.Fatalf("after TERM: %+v, %v", res, err)
+	}
+	if err := m.Signal(ctx, alice, id, pid, "NOPE"); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("unknown signal = %v", err)
+	}
+}
+
+// TestTimeoutKillsOnlyItsTree: a command's timeout ends its processes, and
+// nothing of a background command of the same environment.
+func TestTimeoutKillsOnlyItsTree(t *testing.T) {
+	m := newManager(t, Config{})
+	ctx := context.Background()
+	id := create(t, m, CreateOptions{}).ID
+	bg, err := m.Start(ctx, alice, id, ExecRequest{Argv: []string{"sh", "-c", "sleep 777 & wait"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Exec(ctx, alice, id, ExecRequest{Argv: []string{"sh", "-c", "sleep 888 & setsid sleep 889 & sleep 999"}, Timeout: 300 * time.Millisecond})
+	if err != nil || !res.TimedOut || res.Limit != runner.LimitTimeout || res.Survivors != 0 {
+		t.Fatalf("Exec = %+v, %v", res, err)
+	}
+	ps := sh(t, m, id, `for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < $f; echo; done`)
+	if !strings.Contains(ps, "sleep 777") {
+		t.Errorf("the background command died with the timed-out one:\n%s", ps)
+	}
+	for _, gone := range []string{"sleep 888", "sleep 889", "sleep 999"} {
+		if strings.Contains(ps, gone) {
+			t.Errorf("%s survived the timeout:\n%s", gone, ps)
+		}
+	}
+	if err := m.Signal(ctx, alice, id, bg, "KILL"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := m.Wait(ctx, alice, id, bg); err != nil || res.Signal == nil || *res.Signal != "SIGKILL" {
+		t.Fatalf("background after KILL: %+v, %v", res, err)
+	}
+}
+
+// TestOutputArtifacts: a stream whose capture was truncated is stored whole as an
+// artifact of the caller; one that fit is not.
+func TestOutputArtifacts(t *testing.T) {
+	m := newManager(t, Config{})
+	ctx := context.Background()
+	id := create(t, m, CreateOptions{}).ID
+	res, err := m.Exec(ctx, alice, id, ExecRequest{Argv: []string{"sh", "-c", "seq 1 50000; echo small >&2"}, OutputLimit: 1000})
+	if err != nil || !res.StdoutTruncated || res.StdoutRef == "" || res.StderrRef != "" {
+		t.Fatalf("Exec = %+v, %v", res, err)
+	}
+	b, a, err := m.ReadArtifact(ctx, alice, res.StdoutRef, 0, 0)
+	if err != nil || int64(len(b)) != res.StdoutBytes || !strings.HasSuffix(string(b), "\n49999\n50000\n") || a.Owner != alice || a.EnvID != id {
+		t.Fatalf("artifact: %d bytes %+v %v", len(b), a, err)
+	}
+	if _, _, err := m.ReadArtifact(ctx, bob, res.StdoutRef, 0, 0); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("bob reads alice's output: %v", err)
+	}
+}
+
+// TestInitDeath: when an environment's init dies on its own (here SIGKILLed from
+// the host; the OOM killer could pick it), the environment is destroyed and its
+// owner hears ErrDestroyed, not internal errors.
+func TestInitDeath(t *testing.T) {
+	m := newManager(t, Config{})
+	id := create(t, m, CreateOptions{}).ID
+	f := footprintOf(m.envs[id])
+	if err := syscall.Kill(m.envs[id].sb.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if !settle(func() bool { info, _ := m.Get(context.Background(), alice, id); return info.State == StateDestroyed }) {
+		t.Fatal("the environment of a dead init is still running")
+	}
+	if _, err := m.Exec(context.Background(), alice, id, ExecRequest{Argv: []string{"true"}}); !errors.Is(err, ErrDestroyed) {
+		t.Fatalf("Exec = %v", err)
+	}
+	f.check(t)
+}
+
+// TestManyEnvironments: clients working in environments of their own at the same
+// time (create, commands, files, destroy) see no error, and nothing is left.
+func TestManyEnvironments(t *testing.T) {
+	m := newManager(t, Config{})
+	const clients = 10
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	var prints sync.Map
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			owner := Owner{Tenant: fmt.Sprintf("tenant-%d", c%3)}
+			info, err := m.Create(ctx, CreateOptions{Owner: owner, Limits: Limits{Memory: 256 << 20, Pids: 128}})
+			if err != nil {
+				errs <- err
+				return
+			}
+			m.mu.Lock()
+			prints.Store(info.ID, footprintOf(m.envs[info.ID]))
+			m.mu.Unlock()
+			for i := range 5 {
+				name := fmt.Sprintf("f%d", i)
+				if err := m.WriteFile(ctx, owner, info.ID, name, []byte(name)); err != nil {
+					errs <- err
+					return
+				}
+				res, err := m.Exec(ctx, owner, info.ID, ExecRequest{Argv: []string{"cat", name}})
+				if err != nil || res.Stdout != name {
+					errs <- fmt.Errorf("exec: %+v %v", res, err)
+					return
+				}
+			}
+			if err := m.Destroy(ctx, owner, info.ID); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	prints.Range(func(_, f any) bool {
+		f.(footprint).check(t)
+		return true
+	})
+}

@@ -1,0 +1,294 @@
+package env
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/runner"
+)
+
+// Event kinds.
+const (
+	EventStdout = "stdout"
+	EventStderr = "stderr"
+	EventExit   = "exit"
+)
+
+// process is a command started in the background: its events as they happen (for
+// Events and resumption), its stdin, and its end.
+type process struct {
+	id       string
+	cmd      *runner.Command
+	maxBytes int64 // event data kept for replays
+
+	mu      sync.Mutex
+	events  []Event // the kept suffix of all events; Seq is 1-based and dense
+	kept    int64   // data bytes in events
+	seq     int64
+	changed chan struct{} // closed and replaced on every event
+	done    chan struct{} // closed with the exit event
+	result  *runner.Result
+	err     error
+
+	stdinMu sync.Mutex
+	stdin   *os.File // the pipe's write end; nil once closed
+}
+
+// emit appends an event, dropping the oldest kept output past maxBytes.
+func (p *process) emit(kind string, data []byte, res *runner.Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seq++
+	p.events = append(p.events, Event{Seq: p.seq, Kind: kind, Data: data, Result: res})
+	p.kept += int64(len(data))
+	for p.kept > p.maxBytes && len(p.events) > 1 {
+		p.kept -= int64(len(p.events[0].Data))
+		p.events = p.events[1:]
+	}
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// streamWriter turns a command's live output into events.
+type streamWriter struct {
+	p    *process
+	kind string
+}
+
+func (w streamWriter) Write(b []byte) (int, error) {
+	w.p.emit(w.kind, append([]byte(nil), b...), nil)
+	return len(b), nil
+}
+
+// Start runs a command in the background and returns its id in the environment.
+// Its output arrives as Events; WriteStdin feeds it; Signal signals it; Wait
+// returns its Result. It ends with its own end, its timeout, or the environment.
+func (m *Manager) Start(ctx context.Context, owner Owner, id string, r ExecRequest) (string, error) {
+	e, done, err := m.use(owner, id)
+	if err != nil {
+		return "", err
+	}
+	defer done()
+	spec, out, err := e.spec(r)
+	if err != nil {
+		return "", err
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return "", err
+	}
+	p := &process{maxBytes: e.m.cfg.EventBytes, changed: make(chan struct{}), done: make(chan struct{}), stdin: inW}
+	spec.Stdin = inR
+	spec.Stdout = streamWriter{p, EventStdout}
+	spec.Stderr = streamWriter{p, EventStderr}
+
+	e.mu.Lock()
+	if e.destroyed {
+		e.mu.Unlock()
+		inR.Close()
+		inW.Close()
+		return "", fmt.Errorf("environment %s: %w", e.id, ErrDestroyed)
+	}
+	e.nextProc++
+	p.id = "p" + strconv.Itoa(e.nextProc)
+	e.bg.Add(1) // under mu, before teardown can wait for it
+	e.mu.Unlock()
+
+	// The environment's context, not the request's: the command outlives the call.
+	cmd, err := runner.StartIn(e.ctx, e.sb, spec)
+	inR.Close() // the command has its own copy
+	if err != nil {
+		inW.Close()
+		out.remove()
+		e.bg.Done()
+		if errors.Is(err, runner.ErrInvalidSpec) {
+			return "", fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		return "", err
+	}
+	p.cmd = cmd
+	if len(r.Stdin) > 0 {
+		p.stdinMu.Lock()
+		go func() {
+			defer p.stdinMu.Unlock()
+			_, _ = inW.Write(r.Stdin) // EPIPE if it exits without reading
+		}()
+	}
+	e.mu.Lock()
+	e.procs[p.id] = p
+	e.mu.Unlock()
+	go func() {
+		defer e.bg.Done()
+		res, err := cmd.Wait()
+		if res != nil {
+			e.keepOutputs(owner, p.id, res, out)
+		}
+		out.remove()
+		p.closeStdin()
+		p.mu.Lock()
+		p.result, p.err = res, err
+		p.mu.Unlock()
+		p.emit(EventExit, nil, res)
+		close(p.done)
+		e.retire(p.id)
+	}()
+	return p.id, nil
+}
+
+// retire remembers a finished process, forgetting the oldest past KeepFinished.
+func (e *environment) retire(id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.finished = append(e.finished, id)
+	for len(e.finished) > e.m.cfg.KeepFinished {
+		delete(e.procs, e.finished[0])
+		e.finished = e.finished[1:]
+	}
+}
+
+func (p *process) closeStdin() {
+	p.stdinMu.Lock()
+	defer p.stdinMu.Unlock()
+	if p.stdin != nil {
+		p.stdin.Close()
+		p.stdin = nil
+	}
+}
+
+// proc looks up a background command; the environment call is marked in use
+// until done is called.
+func (m *Manager) proc(owner Owner, id, procID string) (*process, func(), error) {
+	e, done, err := m.use(owner, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.mu.Lock()
+	p := e.procs[procID]
+	e.mu.Unlock()
+	if p == nil {
+		done()
+		return nil, nil, fmt.Errorf("process %s: %w", procID, ErrNotFound)
+	}
+	return p, done, nil
+}
+
+// Wait waits for a background command's Result, or for ctx.
+func (m *Manager) Wait(ctx context.Context, owner Owner, id, procID string) (*runner.Result, error) {
+	p, done, err := m.proc(owner, id, procID)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.result, p.err
+}
+
+// Events streams a background command's events with Seq greater than after, as
+// they happen, ending with the exit event (or when ctx ends). Output older than
+// Config.EventBytes may have been dropped: the first event's Seq then jumps past
+// after+1 (the whole output is in the Result's artifacts).
+func (m *Manager) Events(ctx context.Context, owner Owner, id, procID string, after int64) (<-chan Event, error) {
+	if after < 0 {
+		return nil, fmt.Errorf("%w: after %d is negative", ErrInvalid, after)
+	}
+	p, done, err := m.proc(owner, id, procID)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan Event, 16)
+	go func() {
+		defer done() // a client following a command is not idle
+		defer close(ch)
+		next := after
+		for {
+			p.mu.Lock()
+			var evs []Event
+			for _, ev := range p.events {
+				if ev.Seq > next {
+					evs = append(evs, ev)
+				}
+			}
+			changed := p.changed
+			p.mu.Unlock()
+			for _, ev := range evs {
+				select {
+				case ch <- ev:
+				case <-ctx.Done():
+					return
+				}
+				next = ev.Seq
+				if ev.Kind == EventExit {
+					return
+				}
+			}
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ch, nil
+}
+
+// WriteStdin feeds a background command; eof closes its stdin after data. It
+// blocks while the command does not read (a pipe holds 64 KiB), until ctx ends.
+func (m *Manager) WriteStdin(ctx context.Context, owner Owner, id, procID string, data []byte, eof bool) error {
+	p, done, err := m.proc(owner, id, procID)
+	if err != nil {
+		return err
+	}
+	defer done()
+	p.stdinMu.Lock()
+	defer p.stdinMu.Unlock()
+	if p.stdin == nil {
+		return fmt.Errorf("%w: the process's stdin is closed", ErrInvalid)
+	}
+	if len(data) > 0 {
+		if dl, ok := ctx.Deadline(); ok {
+			p.stdin.SetWriteDeadline(dl)
+		}
+		stop := context.AfterFunc(ctx, func() { p.stdin.SetWriteDeadline(time.Now()) })
+		_, err := p.stdin.Write(data)
+		stop()
+		p.stdin.SetWriteDeadline(time.Time{})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%w: write stdin: the process does not read it any more", ErrInvalid)
+		}
+	}
+	if eof {
+		p.stdin.Close()
+		p.stdin = nil
+	}
+	return nil
+}
+
+// Signal sends a signal ("TERM", "SIGKILL", 9…) to every process of a background
+// command. It does nothing once the command is over.
+func (m *Manager) Signal(ctx context.Context, owner Owner, id, procID string, sig string) error {
+	s, err := parseSignal(sig)
+	if err != nil {
+		return err
+	}
+	p, done, err := m.proc(owner, id, procID)
+	if err != nil {
+		return err
+	}
+	defer done()
+	p.cmd.Signal(s)
+	return nil
+}

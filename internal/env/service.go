@@ -1,0 +1,147 @@
+// Package env manages environments: persistent sandboxes in which an agent works for
+// minutes — runs commands, reads and writes files, applies patches, exports artifacts —
+// until the environment is destroyed or expires. The server (package api), the MCP
+// server, the agent's tools and the grader all use it; none of them touches a sandbox
+// or a workspace directory directly.
+//
+// It does not authenticate anyone: every call carries an Owner that the caller (the
+// API edge) has already established, and env only enforces that an environment or
+// artifact is visible to its owner's tenant alone.
+//
+// Manager implements Service. Each environment is one persistent sandbox (package
+// sandbox, Config.Persistent): a confined init that runs the environment's
+// commands (runner.RunIn, so each has the runner's contract) and hands the host
+// a descriptor of its /workspace, through which every file operation goes
+// (workspace.Root, as the sandbox user). Diff reads the private upper layer while
+// the environment is frozen; exported files and truncated command outputs go to a
+// content-addressed artifact store with per-tenant owner records.
+//
+// Environments live as long as the agentbox process: when it dies, their inits
+// die with it, and with each init everything it ran. After a restart they are
+// reaped, not recovered: NewManager's Recover removes what they left on the host
+// (mounts, cgroups, uid reservations, state directories). Artifacts survive.
+//
+// It deliberately does not persist environment records, enforce per-tenant quotas
+// or scopes (package api does), restrict by Owner.Task (it is recorded), or give
+// an environment a network.
+package env
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/runner"
+	"github.com/agentbox/agentbox/internal/workspace"
+)
+
+// Owner is who an environment or artifact belongs to.
+type Owner struct {
+	Tenant string `json:"tenant"`
+	Task   string `json:"task,omitempty"`
+}
+
+// Limits bound an environment as a whole (its cgroup) and each command in it.
+type Limits struct {
+	Memory        int64   `json:"memory_bytes,omitempty"`
+	Pids          int64   `json:"pids,omitempty"`
+	CPUs          float64 `json:"cpus,omitempty"`
+	WorkspaceSize int64   `json:"workspace_bytes,omitempty"`
+}
+
+// CreateOptions describe a new environment. Exactly one of Workspace and Template is set.
+type CreateOptions struct {
+	Owner     Owner             `json:"owner"`
+	Workspace string            `json:"workspace,omitempty"` // host directory (read-only lower layer)
+	Template  string            `json:"template,omitempty"`  // name of a registered template
+	Limits    Limits            `json:"limits"`
+	Network   string            `json:"network,omitempty"` // "none" (the only policy for now)
+	TTL       time.Duration     `json:"ttl,omitempty"`
+	Idle      time.Duration     `json:"idle_timeout,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
+}
+
+// Info describes an environment.
+type Info struct {
+	ID        string            `json:"id"`
+	Owner     Owner             `json:"owner"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	Limits    Limits            `json:"limits"`
+	Template  string            `json:"template,omitempty"`
+	CreatedAt time.Time         `json:"created_at"`
+	ExpiresAt time.Time         `json:"expires_at,omitempty"`
+	LastUsed  time.Time         `json:"last_used"`
+	State     string            `json:"state"` // running, destroyed
+}
+
+// ExecRequest is one command in an environment, under the runner's contract.
+type ExecRequest struct {
+	Argv    []string      `json:"argv"`
+	Env     []string      `json:"env,omitempty"`
+	Cwd     string        `json:"cwd,omitempty"`
+	Stdin   []byte        `json:"stdin,omitempty"`
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// OutputLimit and OutputTotal as in runner.Limits.
+	OutputLimit int64 `json:"output_limit,omitempty"`
+	OutputTotal int64 `json:"output_total,omitempty"`
+}
+
+// Event is one piece of a command's life as it happens: output or its end. Seq
+// increases by one per event of a process, so a client that reconnects can resume.
+type Event struct {
+	Seq    int64          `json:"seq"`
+	Kind   string         `json:"kind"` // stdout, stderr, exit
+	Data   []byte         `json:"data,omitempty"`
+	Result *runner.Result `json:"result,omitempty"`
+}
+
+// Artifact is a stored output or file, readable only by its owner.
+type Artifact struct {
+	Ref    string `json:"ref"` // "sha256:<hex>"
+	Size   int64  `json:"size"`
+	Owner  Owner  `json:"owner"`
+	Name   string `json:"name,omitempty"`
+	EnvID  string `json:"env_id,omitempty"`
+	Source string `json:"source,omitempty"` // e.g. "exec:<id>:stdout", "file:<path>"
+}
+
+// Service is what the API, the MCP server, the agent and the grader call.
+type Service interface {
+	Create(ctx context.Context, o CreateOptions) (Info, error)
+	Get(ctx context.Context, owner Owner, id string) (Info, error)
+	List(ctx context.Context, owner Owner, labels map[string]string) ([]Info, error)
+	Destroy(ctx context.Context, owner Owner, id string) error
+
+	Exec(ctx context.Context, owner Owner, id string, r ExecRequest) (*runner.Result, error)
+	Start(ctx context.Context, owner Owner, id string, r ExecRequest) (procID string, err error)
+	Wait(ctx context.Context, owner Owner, id, procID string) (*runner.Result, error)
+	Events(ctx context.Context, owner Owner, id, procID string, after int64) (<-chan Event, error)
+	WriteStdin(ctx context.Context, owner Owner, id, procID string, data []byte, eof bool) error
+	Signal(ctx context.Context, owner Owner, id, procID string, sig string) error
+
+	ReadFile(ctx context.Context, owner Owner, id, path string, offset, length int64) ([]byte, error)
+	WriteFile(ctx context.Context, owner Owner, id, path string, data []byte) error
+	ListDir(ctx context.Context, owner Owner, id, path string) ([]workspace.Entry, error)
+	Stat(ctx context.Context, owner Owner, id, path string) (workspace.Entry, error)
+	Remove(ctx context.Context, owner Owner, id, path string) error
+	Mkdir(ctx context.Context, owner Owner, id, path string) error
+	Download(ctx context.Context, owner Owner, id, path string, w io.Writer) error
+	Upload(ctx context.Context, owner Owner, id, path string, r io.Reader) error
+
+	ApplyPatch(ctx context.Context, owner Owner, id string, patch []byte) (workspace.PatchReport, error)
+	StrReplace(ctx context.Context, owner Owner, id, path, old, new string) error
+	Diff(ctx context.Context, owner Owner, id string) ([]byte, error)
+
+	Export(ctx context.Context, owner Owner, id, path string) (Artifact, error)
+	ReadArtifact(ctx context.Context, owner Owner, ref string, offset, length int64) ([]byte, Artifact, error)
+}
+
+// Sentinel errors the edges (api, mcp, tool) map to their codes.
+var (
+	ErrNotFound  = errors.New("not found")       // also for other tenants' objects: no enumeration
+	ErrInvalid   = errors.New("invalid request") // wrapped with what was wrong
+	ErrQuota     = errors.New("quota exceeded")
+	ErrBusy      = errors.New("busy")
+	ErrDestroyed = errors.New("environment destroyed")
+)

@@ -1,0 +1,107 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/api"
+)
+
+// Version is reported to MCP clients as the server's version.
+var Version = "0.1.0"
+
+// NewServer returns an MCP server with every agentbox tool.
+func NewServer(d api.MCPDeps) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "agentbox", Title: "agentbox environments", Version: Version},
+		&mcp.ServerOptions{
+			Instructions: "agentbox environments are sandboxes with a private copy-on-write workspace. " +
+				"Create one with env_create, run commands with exec (no shell: pass [\"sh\",\"-c\",\"...\"]), " +
+				"read and edit files, apply patches, review diff, and destroy it with env_destroy when done. " +
+				"Errors are JSON envelopes {\"error\":{\"code\",\"message\",\"retryable\",\"suggested_action\"}}.",
+			Logger: d.Logger,
+		})
+	t := &tools{d: d}
+	t.addEnv(s)
+	t.addExec(s)
+	t.addFiles(s)
+	t.addEdit(s)
+	return s
+}
+
+// HTTPHandler serves the tools over streamable HTTP. Sessions are bound to the
+// tenant and token that opened them (the SDK checks the token info's user id on
+// every request of a session).
+func HTTPHandler(d api.MCPDeps) http.Handler {
+	s := NewServer(d)
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute, Logger: d.Logger,
+			// Room for files_upload's base64 tar (maxTarBytes) and its JSON.
+			MaxRequestBodyBytes: 2 * maxTarBytes})
+}
+
+// ServeStdio serves the tools on standard input and output until the client
+// disconnects or ctx is done.
+func ServeStdio(ctx context.Context, d api.MCPDeps) error {
+	return NewServer(d).Run(ctx, &mcp.StdioTransport{})
+}
+
+type tools struct{ d api.MCPDeps }
+
+// toolError is an error whose text is the API's envelope; the SDK returns it as a
+// tool result with isError set.
+type toolError struct{ env client.Envelope }
+
+func (e *toolError) Error() string {
+	b, _ := json.Marshal(e.env)
+	return string(b)
+}
+
+func (t *tools) fail(err error, what string) error {
+	status, e := api.Map(err, what, t.d.Redactor)
+	if status == http.StatusInternalServerError && t.d.Logger != nil {
+		t.d.Logger.Error("mcp tool failed", "err", err)
+	}
+	if t.d.Denied != nil {
+		t.d.Denied(e.Code)
+	}
+	e.Status = status
+	return &toolError{client.Envelope{Error: &e}}
+}
+
+// add registers a typed tool whose handler runs as the caller of the MCP request
+// and whose errors become envelopes. what names the object for ENOENT messages.
+func add[In, Out any](t *tools, s *mcp.Server, tool *mcp.Tool, what func(In) string, h func(context.Context, In) (Out, error)) {
+	mcp.AddTool(s, tool, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		if req != nil && req.Extra != nil {
+			if c, ok := api.CallerFromTokenInfo(req.Extra.TokenInfo); ok {
+				ctx = api.WithCaller(ctx, c)
+			}
+		}
+		out, err := h(ctx, in)
+		if err != nil {
+			var zero Out
+			return nil, zero, t.fail(err, what(in))
+		}
+		return nil, out, nil
+	})
+}
+
+// hints builds honest annotations. Every tool acts on agentbox's own environments
+// only: none reaches an open world.
+func hints(title string, readOnly, destructive, idempotent bool) *mcp.ToolAnnotations {
+	open := false
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: readOnly, DestructiveHint: &destructive,
+		IdempotentHint: idempotent, OpenWorldHint: &open}
+}
+
+func envWhat(id string) string { return fmt.Sprintf("environment %q", id) }
+
+func procWhat(id, proc string) string {
+	return fmt.Sprintf("process %q of environment %q", proc, id)
+}

@@ -1,0 +1,71 @@
+package mcp
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/api"
+	"github.com/agentbox/agentbox/internal/env"
+)
+
+// EnvID names an environment.
+type EnvID struct {
+	ID string `json:"id" jsonschema:"environment id"`
+}
+
+type listIn struct {
+	Labels map[string]string `json:"labels,omitempty" jsonschema:"only environments carrying all these labels"`
+}
+
+type listOut struct {
+	Environments []client.Environment `json:"environments"`
+}
+
+type destroyOut struct {
+	ID        string `json:"id"`
+	Destroyed bool   `json:"destroyed"`
+}
+
+func (t *tools) addEnv(s *mcp.Server) {
+	svc := t.d.Service
+	add(t, s, &mcp.Tool{Name: "env_create", Description: "Create an environment: a sandbox with a private copy-on-write workspace made from a template or an allowed host directory. Returns its id.",
+		Annotations: hints("Create environment", false, false, false)},
+		func(client.CreateRequest) string { return "template" },
+		func(ctx context.Context, in client.CreateRequest) (client.Environment, error) {
+			o, err := api.CreateOptions(in)
+			if err != nil {
+				return client.Environment{}, err
+			}
+			info, err := svc.Create(ctx, o)
+			return api.Environment(info), err
+		})
+	add(t, s, &mcp.Tool{Name: "env_get", Description: "Describe an environment.",
+		Annotations: hints("Get environment", true, false, true)},
+		func(in EnvID) string { return envWhat(in.ID) },
+		func(ctx context.Context, in EnvID) (client.Environment, error) {
+			info, err := svc.Get(ctx, env.Owner{}, in.ID)
+			return api.Environment(info), err
+		})
+	add(t, s, &mcp.Tool{Name: "env_list", Description: "List your environments, optionally only those with all the given labels.",
+		Annotations: hints("List environments", true, false, true)},
+		func(listIn) string { return "environments" },
+		func(ctx context.Context, in listIn) (listOut, error) {
+			infos, err := svc.List(ctx, env.Owner{}, in.Labels)
+			out := listOut{Environments: []client.Environment{}}
+			for _, i := range infos {
+				out.Environments = append(out.Environments, api.Environment(i))
+			}
+			return out, err
+		})
+	add(t, s, &mcp.Tool{Name: "env_destroy", Description: "Destroy an environment: kill every process in it and delete its workspace and everything not exported as an artifact. Destroying an environment that is already gone succeeds.",
+		Annotations: hints("Destroy environment", false, true, true)},
+		func(in EnvID) string { return envWhat(in.ID) },
+		func(ctx context.Context, in EnvID) (destroyOut, error) {
+			if err := svc.Destroy(ctx, env.Owner{}, in.ID); err != nil {
+				return destroyOut{}, err
+			}
+			return destroyOut{ID: in.ID, Destroyed: true}, nil
+		})
+}

@@ -1,0 +1,24 @@
+// Package tool is the agent's tool contract: what a tool is (Spec), how a call is
+// authorised, checked and run (Registry), what every call returns (Envelope), and
+// the built-in tools that reach code through the environment API (env.Service).
+//
+// A Spec carries, besides its name, description and input and output JSON Schemas
+// (in the shape MCP uses, so an MCP server's tools can be registered the same way),
+// five fields a schema cannot express: the effect (read, write, exec, network,
+// control), whether a call is idempotent, the authorisation scope it needs, a
+// precondition, and its declared cost. Registry.Call checks them in a fixed order —
+// scope, then schema, then precondition, then the charge of the cost, then the
+// handler — and whatever happens returns an Envelope: {ok, data, error{code,
+// message, retryable, suggested_action}, refs, cost, observed_at}. A handler that
+// panics yields EINTERNAL; nothing a tool does can crash the loop.
+//
+// This package is the edge where environment and workspace errors become agent
+// error codes (FromErr). Output that reaches the model is capped (head and tail,
+// with counts and truncated: true); the full output is kept as an artifact with a
+// sha256 reference that artifact.read fetches by range: file contents through
+// env.Export, command output in a coordinator-side Store.
+//
+// It deliberately does not decide what to call next, keep budgets other than
+// charging a tool's declared cost, retry anything, or touch the host filesystem:
+// every built-in tool goes through env.Service, which is the only way to code.
+package tool

@@ -1,0 +1,178 @@
+package trace
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/tool"
+)
+
+// Type names an event.
+type Type string
+
+// The events of a session, in the order a step produces them.
+const (
+	SessionCreated        Type = "SessionCreated"        // SessionInfo
+	TurnStarted           Type = "TurnStarted"           // TurnStart
+	ModelRequestStarted   Type = "ModelRequestStarted"   // ModelRequest
+	ModelResponseReceived Type = "ModelResponseReceived" // ModelResponse, one per HTTP attempt
+	ModelRetry            Type = "ModelRetry"            // ModelRetryInfo
+	ToolCallProposed      Type = "ToolCallProposed"      // Decision
+	ToolExecutionStarted  Type = "ToolExecutionStarted"  // ToolStart
+	ToolExecutionFinished Type = "ToolExecutionFinished" // ToolFinish
+	TurnCompleted         Type = "TurnCompleted"         // TurnEnd
+	TurnFailed            Type = "TurnFailed"            // TurnEnd with Error
+	TurnCancelled         Type = "TurnCancelled"         // TurnEnd with Error
+	SessionEnded          Type = "SessionEnded"          // SessionEnd
+)
+
+// Event is one fact about a session.
+type Event struct {
+	Seq int64 `json:"seq"`
+	// ID is Session/Seq: the key a durable store de-duplicates appends by.
+	ID      string          `json:"id"`
+	Session string          `json:"session"`
+	Time    time.Time       `json:"time"`
+	Type    Type            `json:"type"`
+	Step    int             `json:"step,omitempty"`
+	CallID  string          `json:"call_id,omitempty"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// SessionInfo describes a session when it is created.
+type SessionInfo struct {
+	Session string `json:"session"`
+	Goal    string `json:"goal"`
+	Policy  string `json:"policy"`
+	Model   string `json:"model,omitempty"`
+	// Limits are the session's budgets as configured (agent.Limits).
+	Limits json.RawMessage `json:"limits"`
+	Tools  []string        `json:"tools"`
+	EnvID  string          `json:"env_id,omitempty"`
+}
+
+// TurnStart opens a step.
+type TurnStart struct {
+	Budget Budget `json:"budget_before"`
+}
+
+// Budget is what was left before a step. -1 means unlimited.
+type Budget struct {
+	StepsLeft        int     `json:"steps_left"`
+	ToolsLeft        int     `json:"tools_left"`
+	InputTokensLeft  int64   `json:"input_tokens_left"`
+	OutputTokensLeft int64   `json:"output_tokens_left"`
+	CostLeftUSD      float64 `json:"cost_left_usd"`
+	WallLeftMS       int64   `json:"wall_left_ms"`
+}
+
+// ModelRequest is recorded before a request is sent, with what was reserved
+// from the budget for it.
+type ModelRequest struct {
+	RequestID            string  `json:"request_id"` // ours, not the provider's
+	Model                string  `json:"model"`
+	Messages             int     `json:"messages"`
+	EstimatedInputTokens int     `json:"estimated_input_tokens"`
+	MaxOutputTokens      int     `json:"max_output_tokens"`
+	ReservedUSD          float64 `json:"reserved_usd"`
+}
+
+// ModelResponse is the accounting record of one HTTP response (model.Meta).
+type ModelResponse struct {
+	RequestID        string  `json:"request_id"` // ours
+	Provider         string  `json:"provider"`
+	Model            string  `json:"model"`
+	ProviderRequest  string  `json:"provider_request_id,omitempty"`
+	ResponseID       string  `json:"response_id,omitempty"`
+	Status           int     `json:"status"`
+	Attempt          int     `json:"attempt,omitempty"`
+	Streamed         bool    `json:"streamed,omitempty"`
+	InputTokens      int     `json:"input_tokens"`
+	OutputTokens     int     `json:"output_tokens"`
+	CacheReadTokens  int     `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int     `json:"cache_write_tokens,omitempty"`
+	UsageReported    bool    `json:"usage_reported"`
+	CostUSD          float64 `json:"cost_usd"`
+	PriceKnown       bool    `json:"price_known"`
+	LatencyMS        int64   `json:"latency_ms"`
+	TTFTMS           int64   `json:"ttft_ms,omitempty"`
+	ErrorClass       string  `json:"error_class,omitempty"`
+}
+
+// ModelRetryInfo is a failed attempt about to be repeated.
+type ModelRetryInfo struct {
+	RequestID    string `json:"request_id"`
+	Attempt      int    `json:"attempt"`
+	ErrorClass   string `json:"error_class"`
+	Status       int    `json:"status,omitempty"`
+	ProviderReq  string `json:"provider_request_id,omitempty"`
+	BackoffMS    int64  `json:"backoff_ms"`
+	RetryAfterMS int64  `json:"retry_after_ms,omitempty"`
+}
+
+// Decision is what the policy decided in a step: a tool call, or to stop.
+type Decision struct {
+	Tool   string          `json:"tool,omitempty"`
+	Args   json.RawMessage `json:"args,omitempty"`
+	CallID string          `json:"call_id,omitempty"`
+	// Text is what the model said alongside (its reasoning, a final answer).
+	Text string `json:"text,omitempty"`
+	// ArgsError is set when the model's arguments were unusable; the tool did not run.
+	ArgsError string `json:"args_error,omitempty"`
+	Stop      bool   `json:"stop,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// ToolStart is recorded before a tool runs, with what a recovering session needs
+// to decide whether running it again is safe.
+type ToolStart struct {
+	Tool       string      `json:"tool"`
+	Effect     tool.Effect `json:"effect"`
+	Idempotent bool        `json:"idempotent"`
+}
+
+// ToolFinish is a tool's outcome.
+type ToolFinish struct {
+	Result     tool.Envelope `json:"result"`
+	Done       bool          `json:"done,omitempty"`
+	DurationMS int64         `json:"duration_ms"`
+	// Internal is operator-only detail (a handler's panic); the model never saw it.
+	Internal string `json:"internal,omitempty"`
+}
+
+// TurnEnd closes a step.
+type TurnEnd struct {
+	DurationMS  int64         `json:"duration_ms"`
+	State       tool.Snapshot `json:"state"`
+	Usage       Usage         `json:"usage"`
+	Fingerprint string        `json:"fingerprint,omitempty"`
+	Error       string        `json:"error,omitempty"`
+	ErrorClass  string        `json:"error_class,omitempty"`
+}
+
+// Usage is what a step or a session spent on the model.
+type Usage struct {
+	Requests     int     `json:"requests"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+}
+
+// Add accumulates u2 into u.
+func (u *Usage) Add(u2 Usage) {
+	u.Requests += u2.Requests
+	u.InputTokens += u2.InputTokens
+	u.OutputTokens += u2.OutputTokens
+	u.CostUSD += u2.CostUSD
+}
+
+// SessionEnd is the last event of a session.
+type SessionEnd struct {
+	StopReason string `json:"stop_reason"`
+	Detail     string `json:"detail,omitempty"`
+	Steps      int    `json:"steps"`
+	ToolCalls  int    `json:"tool_calls"`
+	Usage      Usage  `json:"usage"`
+	DurationMS int64  `json:"duration_ms"`
+	Answer     string `json:"answer,omitempty"`
+}

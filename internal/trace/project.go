@@ -1,0 +1,165 @@
+package trace
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/agentbox/agentbox/internal/tool"
+)
+
+// Step is one line of the JSONL trace.
+type Step struct {
+	Step         int            `json:"step"`
+	Decision     *Decision      `json:"decision"`
+	Result       *tool.Envelope `json:"result"`
+	Done         bool           `json:"done,omitempty"`
+	DurationMS   int64          `json:"duration_ms"`
+	BudgetBefore Budget         `json:"budget_before"`
+	State        tool.Snapshot  `json:"state"`
+	Usage        Usage          `json:"usage"`
+	Fingerprint  string         `json:"fingerprint,omitempty"`
+	// Error is why the step produced no decision (a model error, a cancellation).
+	Error      string `json:"error,omitempty"`
+	ErrorClass string `json:"error_class,omitempty"`
+	// Session is set on the first line, End on the last.
+	Session *SessionInfo `json:"session,omitempty"`
+	End     *SessionEnd  `json:"end,omitempty"`
+}
+
+// Projector folds events into steps. Used as a Sink with a writer it writes each
+// step's line once the next step starts or the session ends (the last line carries
+// the session's end); Steps returns what it has folded.
+type Projector struct {
+	mu      sync.Mutex
+	w       io.Writer
+	session *SessionInfo
+	cur     *Step // the step being built
+	pending *Step // finished, not yet written
+	steps   []Step
+	err     error
+}
+
+// NewProjector returns a Projector writing lines to w (nil: keep them only).
+func NewProjector(w io.Writer) *Projector { return &Projector{w: w} }
+
+// Append folds one event.
+func (p *Projector) Append(e Event) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	dec := func(v any) bool {
+		if err := json.Unmarshal(e.Data, v); err != nil {
+			p.fail(fmt.Errorf("trace: event %d (%s): %w", e.Seq, e.Type, err))
+			return false
+		}
+		return true
+	}
+	switch e.Type {
+	case SessionCreated:
+		var s SessionInfo
+		if dec(&s) {
+			p.session = &s
+		}
+	case TurnStarted:
+		var t TurnStart
+		if !dec(&t) {
+			break
+		}
+		p.flush()
+		p.cur = &Step{Step: e.Step, BudgetBefore: t.Budget}
+	case ModelResponseReceived:
+		var m ModelResponse
+		if p.cur != nil && dec(&m) {
+			p.cur.Usage.Add(Usage{Requests: 1, InputTokens: m.InputTokens, OutputTokens: m.OutputTokens, CostUSD: m.CostUSD})
+		}
+	case ToolCallProposed:
+		var d Decision
+		if p.cur != nil && dec(&d) {
+			p.cur.Decision = &d
+		}
+	case ToolExecutionFinished:
+		var f ToolFinish
+		if p.cur != nil && dec(&f) {
+			p.cur.Result, p.cur.Done = &f.Result, f.Done
+		}
+	case TurnCompleted, TurnFailed, TurnCancelled:
+		var t TurnEnd
+		if p.cur != nil && dec(&t) {
+			p.cur.DurationMS, p.cur.State, p.cur.Fingerprint = t.DurationMS, t.State, t.Fingerprint
+			p.cur.Error, p.cur.ErrorClass = t.Error, t.ErrorClass
+			p.pending, p.cur = p.cur, nil
+		}
+	case SessionEnded:
+		var s SessionEnd
+		if !dec(&s) {
+			break
+		}
+		if p.cur != nil { // a step that never closed
+			p.pending, p.cur = p.cur, nil
+		}
+		if p.pending == nil {
+			p.pending = &Step{}
+		}
+		p.pending.End = &s
+		p.flush()
+	}
+	return p.err
+}
+
+// flush writes the pending step.
+func (p *Projector) flush() {
+	if p.pending == nil {
+		return
+	}
+	s := *p.pending
+	p.pending = nil
+	if len(p.steps) == 0 {
+		s.Session = p.session
+	}
+	p.steps = append(p.steps, s)
+	if p.w == nil {
+		return
+	}
+	b, err := json.Marshal(s)
+	if err == nil {
+		_, err = p.w.Write(append(b, '\n'))
+	}
+	if err != nil {
+		p.fail(fmt.Errorf("trace: write step %d: %w", s.Step, err))
+	}
+}
+
+func (p *Projector) fail(err error) {
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+// Steps returns the steps written so far.
+func (p *Projector) Steps() []Step {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Step(nil), p.steps...)
+}
+
+// Project folds a whole event log into its steps. Events must be in seq order
+// without gaps.
+func Project(events []Event) ([]Step, error) {
+	p := NewProjector(nil)
+	for i, e := range events {
+		if e.Seq != int64(i+1) {
+			return nil, fmt.Errorf("trace: event %d has seq %d: the log has a gap or is out of order", i+1, e.Seq)
+		}
+		if err := p.Append(e); err != nil {
+			return nil, err
+		}
+	}
+	p.mu.Lock()
+	if p.cur != nil {
+		p.pending, p.cur = p.cur, nil
+	}
+	p.flush()
+	p.mu.Unlock()
+	return p.Steps(), nil
+}
