@@ -220,6 +220,9 @@ func TestInitDeath(t *testing.T) {
 	if _, err := m.Exec(context.Background(), alice, id, ExecRequest{Argv: []string{"true"}}); !errors.Is(err, ErrDestroyed) {
 		t.Fatalf("Exec = %v", err)
 	}
+	// The state says destroyed as soon as the teardown starts; the teardown itself
+	// (cgroup, upper layer, reservation) finishes a moment later.
+	settle(f.gone)
 	f.check(t)
 }
 

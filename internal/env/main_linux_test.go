@@ -158,6 +158,19 @@ func cgroupDirsOf(pid int) []string {
 }
 
 // check fails the test if anything of f is still on the host.
+// gone reports whether nothing of the footprint is left.
+func (f footprint) gone() bool {
+	if len(procsOfUID(f.uid)) > 0 || len(mountsUnder(f.state)) > 0 {
+		return false
+	}
+	for _, p := range append([]string{f.state, f.reserve}, f.cgroups...) {
+		if _, err := os.Lstat(p); err == nil {
+			return false
+		}
+	}
+	return true
+}
+
 func (f footprint) check(t *testing.T) {
 	t.Helper()
 	if p := procsOfUID(f.uid); len(p) > 0 {
