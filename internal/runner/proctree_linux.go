@@ -1,11 +1,11 @@
 package runner
 
 import (
-	"bytes"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/agentbox/agentbox/internal/proctab"
 )
 
 // procInfo is what cleanup needs from /proc/<pid>/stat.
@@ -18,60 +18,24 @@ type procInfo struct {
 // readProcs reads every process's stat line. Processes that exit during the scan are
 // skipped.
 func readProcs() ([]procInfo, error) {
-	d, err := os.Open("/proc")
+	all, err := proctab.Read()
 	if err != nil {
 		return nil, err
 	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]procInfo, 0, len(names))
-	for _, n := range names {
-		pid, err := strconv.Atoi(n)
-		if err != nil {
-			continue
-		}
-		if p, err := readStat(pid); err == nil {
-			out = append(out, p)
-		}
+	out := make([]procInfo, len(all))
+	for i, p := range all {
+		out[i] = infoOf(p)
 	}
 	return out, nil
 }
 
 func readStat(pid int) (procInfo, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procInfo{}, err
-	}
-	return parseStat(pid, b)
+	p, err := proctab.ReadPID(pid)
+	return infoOf(p), err
 }
 
-// parseStat parses a stat line. The command name is in parentheses and may itself hold
-// spaces and parentheses, so fields are counted from the last ')'.
-func parseStat(pid int, b []byte) (procInfo, error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return procInfo{}, fmt.Errorf("malformed stat for %d", pid)
-	}
-	f := strings.Fields(string(b[i+2:]))
-	// f[0] is field 3 (state); field N is f[N-3].
-	if len(f) < 20 {
-		return procInfo{}, fmt.Errorf("short stat for %d", pid)
-	}
-	p := procInfo{pid: pid, state: f[0][0]}
-	var errs [4]error
-	p.ppid, errs[0] = strconv.Atoi(f[1])
-	p.pgid, errs[1] = strconv.Atoi(f[2])
-	p.sid, errs[2] = strconv.Atoi(f[3])
-	p.startTime, errs[3] = strconv.ParseUint(f[19], 10, 64)
-	for _, err := range errs {
-		if err != nil {
-			return procInfo{}, fmt.Errorf("stat for %d: %w", pid, err)
-		}
-	}
-	return p, nil
+func infoOf(p proctab.Proc) procInfo {
+	return procInfo{pid: p.PID, ppid: p.PPID, pgid: p.PGID, sid: p.SID, state: p.State, startTime: p.Start}
 }
 
 func procStartTime(pid int) (uint64, error) {

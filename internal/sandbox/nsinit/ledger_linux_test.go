@@ -103,19 +103,3 @@ func TestLedger(t *testing.T) {
 		})
 	}
 }
-
-func TestParseProcStat(t *testing.T) {
-	line := "42 (a) b) (c) S 1 42 41 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 12345 1000 10"
-	p, err := parseProcStat(42, []byte(line))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p != (proc{pid: 42, ppid: 1, sid: 41, state: 'S', start: 12345}) {
-		t.Errorf("parsed %+v", p)
-	}
-	for _, bad := range []string{"", "42 (x", "42 (x) S 1 2"} {
-		if _, err := parseProcStat(42, []byte(bad)); err == nil {
-			t.Errorf("parseProcStat(%q) succeeded", bad)
-		}
-	}
-}
