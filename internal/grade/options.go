@@ -1,0 +1,41 @@
+package grade
+
+import (
+	"time"
+
+	"github.com/agentbox/agentbox/internal/runner"
+)
+
+// DefaultPath is the PATH of graded commands unless Options.Path is set: the
+// standard directories and the Go toolchain's.
+const DefaultPath = "/usr/local/go/bin:" + runner.DefaultPath
+
+// Options tune one grading run. The zero value is safe.
+type Options struct {
+	// GoCache is a host directory holding a trusted warm Go build cache. For Go
+	// tasks it is copied into the run's private scratch directory (never shared:
+	// code under test can write to its cache); empty means a cold cache.
+	GoCache string
+	// Path is the PATH of the setup and test commands (DefaultPath when empty).
+	Path string
+	// OutputLimit caps the captured standard output of the test command, which
+	// go-test-json and tap results are parsed from. Default 16 MiB; a truncated
+	// capture is read back from its artifact.
+	OutputLimit int64
+	// Slack is added to the task's timeout for the harness's own steps
+	// (creating the environment, copying files). Default 1 minute.
+	Slack time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Path == "" {
+		o.Path = DefaultPath
+	}
+	if o.OutputLimit <= 0 {
+		o.OutputLimit = 16 << 20
+	}
+	if o.Slack <= 0 {
+		o.Slack = time.Minute
+	}
+	return o
+}

@@ -1,0 +1,87 @@
+package grade
+
+import (
+	"crypto/sha256"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/agentbox/agentbox/internal/task"
+)
+
+// TestBuiltinOracle is the oracle check: every built-in task's reference patch
+// resolves it and the empty patch does not, graded in real environments; and
+// grading leaves the task directory as it was.
+func TestBuiltinOracle(t *testing.T) {
+	m := newManager(t)
+	if suiteErr != nil {
+		t.Fatal(suiteErr)
+	}
+	if len(suiteTasks) < 7 {
+		t.Fatalf("%d built-in tasks, want at least 7", len(suiteTasks))
+	}
+	for _, tk := range suiteTasks {
+		t.Run(tk.ID, func(t *testing.T) {
+			var o Options
+			if tk.Language == task.Go {
+				o.GoCache = goCache(t)
+			}
+			before := treeHash(t, tk.Dir)
+			ref, err := tk.ReadReference()
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := gradeIt(t, m, tk, ref, o)
+			if !v.Resolved || v.Tampered || !v.PatchApplied || v.ApplyMethod != "strict" {
+				t.Errorf("reference patch: %s", dump(v))
+			}
+			if len(v.FailToPass.Passed) != len(tk.FailToPass) || len(v.PassToPass.Passed) != len(tk.PassToPass) {
+				t.Errorf("reference patch: not every listed test passed: %s", dump(v))
+			}
+
+			v = gradeIt(t, m, tk, nil, o)
+			if v.Resolved || v.Tampered || v.ApplyMethod != "empty" {
+				t.Errorf("empty patch: %s", dump(v))
+			}
+			// On the starting code exactly the fail_to_pass tests fail.
+			if !slices.Equal(v.FailToPass.Failed, tk.FailToPass) || len(v.PassToPass.Failed) != 0 {
+				t.Errorf("empty patch: want fail_to_pass failed and pass_to_pass passed: %s", dump(v))
+			}
+			if after := treeHash(t, tk.Dir); after != before {
+				t.Errorf("grading modified the task directory")
+			}
+		})
+	}
+}
+
+// treeHash hashes every path, mode and content under dir.
+func treeHash(t *testing.T, dir string) [32]byte {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		h.Write([]byte(p + "\x00" + fi.Mode().String() + "\x00"))
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h.Write(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return sum
+}

@@ -1,0 +1,28 @@
+package grade
+
+// Verdict is the outcome of grading one patch against one task. Its JSON form is
+// the `agentbox grade --json` contract.
+type Verdict struct {
+	Resolved    bool     `json:"resolved"`
+	Tampered    bool     `json:"tampered"`
+	TamperPaths []string `json:"tamper_paths"`
+	// PatchApplied is false when the patch could not be parsed or applied.
+	PatchApplied bool `json:"patch_applied"`
+	// ApplyMethod says how the patch applied: "strict" (every hunk exactly),
+	// "empty" (nothing to apply) or "" (not applied).
+	ApplyMethod string `json:"apply_method"`
+	FailToPass  Split  `json:"fail_to_pass"`
+	PassToPass  Split  `json:"pass_to_pass"`
+	// Problems explains why the results were not trusted or a patch not applied.
+	Problems []string `json:"problems,omitempty"`
+	// InfraError is set when the grader itself failed (environment, harness
+	// timeout); Resolved is then false and means nothing about the patch.
+	InfraError string `json:"infra_error"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// Split lists the test ids of one group that passed and that did not.
+type Split struct {
+	Passed []string `json:"passed"`
+	Failed []string `json:"failed"`
+}
