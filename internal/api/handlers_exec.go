@@ -4,21 +4,20 @@ import (
 	"net/http"
 
 	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/env"
 )
 
-func (s *Server) execRequest(w http.ResponseWriter, r *http.Request) (client.ExecRequest, error) {
+// execRequest decodes and validates the body of exec and start.
+func (s *Server) execRequest(w http.ResponseWriter, r *http.Request) (env.ExecRequest, error) {
 	var req client.ExecRequest
-	err := s.decode(w, r, &req)
-	return req, err
+	if err := s.decode(w, r, &req); err != nil {
+		return env.ExecRequest{}, err
+	}
+	return ExecRequest(req)
 }
 
 func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
-	req, err := s.execRequest(w, r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	er, err := ExecRequest(req)
+	er, err := s.execRequest(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -32,12 +31,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) start(w http.ResponseWriter, r *http.Request) {
-	req, err := s.execRequest(w, r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	er, err := ExecRequest(req)
+	er, err := s.execRequest(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

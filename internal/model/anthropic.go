@@ -73,13 +73,7 @@ func (c *Anthropic) Complete(ctx context.Context, req Request) (Response, error)
 	if err != nil {
 		return Response{}, err
 	}
-	h := http.Header{}
-	h.Set("Content-Type", "application/json")
-	if c.cfg.Stream {
-		h.Set("Accept", "text/event-stream")
-	} else {
-		h.Set("Accept", "application/json")
-	}
+	h := jsonHeaders(c.cfg.Stream)
 	h.Set("anthropic-version", AnthropicVersion)
 	if !c.cfg.APIKey.IsZero() {
 		h.Set("x-api-key", c.cfg.APIKey.Reveal())

@@ -68,13 +68,7 @@ func (c *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	h := http.Header{}
-	h.Set("Content-Type", "application/json")
-	if c.cfg.Stream {
-		h.Set("Accept", "text/event-stream")
-	} else {
-		h.Set("Accept", "application/json")
-	}
+	h := jsonHeaders(c.cfg.Stream)
 	if !c.cfg.APIKey.IsZero() {
 		h.Set("Authorization", "Bearer "+c.cfg.APIKey.Reveal())
 	}

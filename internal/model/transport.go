@@ -340,3 +340,16 @@ func isEventStream(resp *http.Response) bool {
 	ct := resp.Header.Get("Content-Type")
 	return len(ct) >= 17 && ct[:17] == "text/event-stream"
 }
+
+// jsonHeaders are the headers every JSON request sends: the body's type, and what
+// the reply may be (an event stream when streaming).
+func jsonHeaders(stream bool) http.Header {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	return h
+}
