@@ -4,8 +4,15 @@
 // hidden tests in only then, runs the task's test command under the task's limits
 // with a fresh nonce, and reads the verdict from the parsed results (package task).
 //
-// It does not run agents, retry flaky tests (reruns), grade suites, or scan a
-// patch for code that reaches for the test machinery; those are left to callers
-// and later work. Infrastructure failures are reported in Verdict.InfraError and
-// never as "not resolved".
+// A patch that does not apply exactly gets the fallbacks of refit (recounted hunk
+// headers, offsets, whitespace-insensitive matching, never dropped context), and
+// the verdict says so (ApplyMethod "fuzzy", ApplyNotes); Options.StrictApply
+// turns them off. Options.Reruns runs the tests again in the same environment
+// with fresh nonces and reports tests whose outcome changed as flaky; each test
+// counts by its worst outcome, so the same patch gets the same verdict. The output
+// of every command goes to Options.LogFile.
+//
+// It does not run agents, grade suites, or scan a patch for code that reaches for
+// the test machinery; those are left to callers. Infrastructure failures are
+// reported in Verdict.InfraError and never as "not resolved".
 package grade

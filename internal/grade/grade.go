@@ -6,8 +6,12 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
+	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/env"
@@ -36,8 +40,18 @@ func grade(ctx context.Context, svc env.Service, owner env.Owner, t *task.Task, 
 	if !empty {
 		var err error
 		if paths, err = touched(patch); err != nil {
-			v.Problems = append(v.Problems, err.Error())
-			return v
+			// A hand- or model-written patch often miscounts its hunks' lines.
+			fixed, n := recount(patch)
+			if o.StrictApply || n == 0 {
+				v.Problems = append(v.Problems, err.Error())
+				return v
+			}
+			if paths, err = touched(fixed); err != nil {
+				v.Problems = append(v.Problems, err.Error())
+				return v
+			}
+			patch = fixed
+			v.ApplyNotes = append(v.ApplyNotes, fmt.Sprintf("recounted the line counts of %d hunk headers", n))
 		}
 		if len(paths) == 0 {
 			v.Problems = append(v.Problems, "patch names no file")
@@ -49,7 +63,7 @@ func grade(ctx context.Context, svc env.Service, owner env.Owner, t *task.Task, 
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, t.Limits.Timeout+o.Slack)
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(1+o.Reruns)*t.Limits.Timeout+o.Slack)
 	defer cancel()
 	info, err := svc.Create(ctx, env.CreateOptions{
 		Owner:     owner,
@@ -70,50 +84,131 @@ func grade(ctx context.Context, svc env.Service, owner env.Owner, t *task.Task, 
 			v.InfraError = fmt.Sprintf("destroy environment: %v", err)
 		}
 	}()
-	r := run{svc: svc, owner: owner, id: info.ID, t: t, o: o}
+	r := &run{svc: svc, owner: owner, id: info.ID, t: t, o: o}
+	if o.LogFile != "" {
+		f, err := os.OpenFile(o.LogFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			v.InfraError = fmt.Sprintf("open test log: %v", err)
+			return v
+		}
+		defer f.Close()
+		r.log, v.Logs = f, o.LogFile
+	}
 
 	if empty {
 		v.PatchApplied, v.ApplyMethod = true, "empty"
-	} else {
-		rep, err := svc.ApplyPatch(ctx, owner, info.ID, patch)
-		if err != nil {
-			if ctx.Err() != nil {
-				v.InfraError = fmt.Sprintf("apply patch: %v", err)
-			} else {
-				v.Problems = append(v.Problems, fmt.Sprintf("patch does not apply: %v", err))
-			}
-			return v
-		}
-		// The applier's parser must agree with the one the tamper check used.
-		for _, f := range rep.Files {
-			for _, p := range []string{f.Path, f.OldPath} {
-				if p != "" && !slices.Contains(paths, p) {
-					v.Tampered = true
-					v.TamperPaths = append(v.TamperPaths, p)
-				}
-			}
-		}
-		if v.Tampered {
-			v.Problems = append(v.Problems, "the patch applied to paths the tamper check did not see")
-			return v
-		}
-		v.PatchApplied, v.ApplyMethod = true, "strict"
+	} else if !r.apply(ctx, &v, patch, paths) {
+		return v
 	}
 
-	res, infra, err := r.test(ctx)
-	switch {
-	case infra != nil:
+	if infra := r.prepare(ctx); infra != nil {
 		v.InfraError = infra.Error()
 		return v
-	case err != nil:
-		v.Problems = append(v.Problems, err.Error())
-		return v
 	}
-	v.Problems = append(v.Problems, res.Problems...)
+	var runs []task.Results
+	for i := 0; i <= o.Reruns; i++ {
+		res, infra, err := r.test(ctx, i == 0)
+		switch {
+		case infra != nil:
+			v.InfraError = infra.Error()
+			return v
+		case err != nil:
+			if i > 0 {
+				err = fmt.Errorf("rerun %d: %w", i, err)
+			}
+			v.Problems = append(v.Problems, err.Error())
+			return v
+		}
+		v.Problems = append(v.Problems, res.Problems...)
+		runs = append(runs, res)
+	}
+	res, flaky := merge(runs)
+	v.Runs, v.Flaky = len(runs), flaky
 	v.FailToPass = split(res, t.FailToPass)
 	v.PassToPass = split(res, t.PassToPass)
 	v.Resolved = len(v.FailToPass.Failed) == 0 && len(v.PassToPass.Failed) == 0 && ranTests(res)
 	return v
+}
+
+// apply applies the patch strictly, else (unless Options.StrictApply) refitted
+// with the fallbacks refit describes, and records how in v. It reports whether
+// the patch applied.
+func (r *run) apply(ctx context.Context, v *Verdict, patch []byte, paths []string) bool {
+	method := "strict"
+	if len(v.ApplyNotes) > 0 {
+		method = "fuzzy" // recounted
+	}
+	rep, err := r.svc.ApplyPatch(ctx, r.owner, r.id, patch)
+	if err != nil && ctx.Err() == nil && !r.o.StrictApply {
+		read := func(name string) ([]byte, error) { return r.svc.ReadFile(ctx, r.owner, r.id, name, 0, 0) }
+		fixed, notes, ferr := refit(patch, read)
+		if ferr != nil {
+			err = fmt.Errorf("%w; fuzzy apply: %v", err, ferr)
+		} else if frep, ferr := r.svc.ApplyPatch(ctx, r.owner, r.id, fixed); ferr != nil {
+			err = fmt.Errorf("%w; fuzzy apply: %v", err, ferr)
+		} else {
+			rep, err, method = frep, nil, "fuzzy"
+			v.ApplyNotes = append(v.ApplyNotes, notes...)
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			v.InfraError = fmt.Sprintf("apply patch: %v", err)
+		} else {
+			v.Problems = append(v.Problems, fmt.Sprintf("patch does not apply: %v", err))
+		}
+		return false
+	}
+	// The applier's parser must agree with the one the tamper check used.
+	for _, f := range rep.Files {
+		for _, p := range []string{f.Path, f.OldPath} {
+			if p != "" && !slices.Contains(paths, p) {
+				v.Tampered = true
+				v.TamperPaths = append(v.TamperPaths, p)
+			}
+		}
+	}
+	if v.Tampered {
+		v.Problems = append(v.Problems, "the patch applied to paths the tamper check did not see")
+		return false
+	}
+	v.PatchApplied, v.ApplyMethod = true, method
+	return true
+}
+
+// merge folds the results of several runs of the same tests: each test keeps its
+// worst outcome, and a test whose outcome differed between runs is flaky.
+func merge(runs []task.Results) (task.Results, []string) {
+	if len(runs) == 1 {
+		return runs[0], nil
+	}
+	out := task.Results{Tests: map[string]task.Outcome{}}
+	var flaky []string
+	ids := map[string]bool{}
+	for _, r := range runs {
+		for id := range r.Tests {
+			ids[id] = true
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(ids)) {
+		first := runs[0].Outcome(id)
+		worst := first
+		for _, r := range runs[1:] {
+			o := r.Outcome(id)
+			if o != first {
+				if !slices.Contains(flaky, id) {
+					flaky = append(flaky, id)
+				}
+			}
+			if o == "" || o.Worse(worst) {
+				worst = o
+			}
+		}
+		if worst != "" {
+			out.Tests[id] = worst
+		}
+	}
+	return out, flaky
 }
 
 // ranTests is the proof the suite ran: Parse vouched for the results (nonce,
@@ -146,36 +241,46 @@ type run struct {
 	id    string
 	t     *task.Task
 	o     Options
+	log   io.Writer // the test log, or nil
+	priv  string    // the run's private directory, a name the patch cannot guess
+	envv  []string  // the environment of setup and test commands, without the nonce
+	runs  int       // test runs so far
 }
 
-// test copies the hidden tests in, runs setup and the test command, and parses
-// the results. infra reports a failure of the grader; err one of the run.
-func (r run) test(ctx context.Context) (res task.Results, infra, err error) {
-	// A name the patch cannot have guessed, for the scratch directory and results.
-	priv := ".agentbox-grade-" + rand.Text()
-	if err := r.svc.Mkdir(ctx, r.owner, r.id, priv+"/scratch"); err != nil {
-		return res, fmt.Errorf("make scratch directory: %w", err), nil
+// prepare makes the private scratch directory, copies a warm Go cache and the
+// hidden tests in, and runs the setup command. Its error is the grader's.
+func (r *run) prepare(ctx context.Context) error {
+	r.priv = ".agentbox-grade-" + rand.Text()
+	if err := r.svc.Mkdir(ctx, r.owner, r.id, r.priv+"/scratch"); err != nil {
+		return fmt.Errorf("make scratch directory: %w", err)
 	}
 	if r.t.Language == task.Go && r.o.GoCache != "" {
 		names, err := treeFiles(r.o.GoCache)
 		if err != nil {
-			return res, fmt.Errorf("read go cache: %w", err), nil
+			return fmt.Errorf("read go cache: %w", err)
 		}
-		if err := upload(ctx, r.svc, r.owner, r.id, priv+"/scratch/gocache", r.o.GoCache, names); err != nil {
-			return res, fmt.Errorf("copy go cache: %w", err), nil
+		if err := upload(ctx, r.svc, r.owner, r.id, r.priv+"/scratch/gocache", r.o.GoCache, names); err != nil {
+			return fmt.Errorf("copy go cache: %w", err)
 		}
 	}
 	if err := copyHidden(ctx, r.svc, r.owner, r.id, r.t); err != nil {
-		return res, fmt.Errorf("copy hidden tests: %w", err), nil
+		return fmt.Errorf("copy hidden tests: %w", err)
 	}
+	r.envv = append([]string{"PATH=" + r.o.Path}, r.t.Env("/workspace/"+r.priv+"/scratch")...)
+	return nil
+}
 
+// test runs setup (first only) and the test command once with a fresh nonce and
+// results file, and parses the results. infra reports a failure of the grader; err
+// one of the run.
+func (r *run) test(ctx context.Context, first bool) (res task.Results, infra, err error) {
+	r.runs++
+	results := fmt.Sprintf("%s/results-%d.xml", r.priv, r.runs)
 	nonce := task.NewNonce()
-	results := priv + "/results.xml"
-	envv := append([]string{"PATH=" + r.o.Path}, r.t.Env("/workspace/"+priv+"/scratch")...)
-	envv = append(envv, task.EnvResults+"=/workspace/"+results, task.EnvNonce+"="+nonce)
+	envv := append(slices.Clone(r.envv), task.EnvResults+"=/workspace/"+results, task.EnvNonce+"="+nonce)
 
-	if len(r.t.Setup) > 0 {
-		sr, infra := r.exec(ctx, r.t.Setup, envv)
+	if first && len(r.t.Setup) > 0 {
+		sr, infra := r.exec(ctx, "setup", r.t.Setup, envv)
 		if infra != nil {
 			return res, infra, nil
 		}
@@ -183,7 +288,7 @@ func (r run) test(ctx context.Context) (res task.Results, infra, err error) {
 			return res, nil, fmt.Errorf("setup exited %d: %s", sr.ExitStatus(), tail(sr.Stderr, 2000))
 		}
 	}
-	tr, infra := r.exec(ctx, r.t.TestCommand, envv)
+	tr, infra := r.exec(ctx, fmt.Sprintf("test run %d", r.runs), r.t.TestCommand, envv)
 	if infra != nil {
 		return res, infra, nil
 	}
@@ -209,6 +314,9 @@ func (r run) test(ctx context.Context) (res task.Results, infra, err error) {
 		switch {
 		case err == nil:
 			out.ResultsFile = data
+			if r.log != nil {
+				fmt.Fprintf(r.log, "--- results file\n%s\n", data)
+			}
 		case errors.Is(err, fs.ErrNotExist):
 		default:
 			// A symlink or a huge file planted by the code under test is its doing.
@@ -222,9 +330,10 @@ func (r run) test(ctx context.Context) (res task.Results, infra, err error) {
 	return res, nil, nil
 }
 
-// exec runs argv from the repository root under the task's limits. Only a failure
-// of the harness is returned as an error.
-func (r run) exec(ctx context.Context, argv, envv []string) (*runner.Result, error) {
+// exec runs argv from the repository root under the task's limits, and logs its
+// output under the heading what. Only a failure of the harness is returned as an
+// error.
+func (r *run) exec(ctx context.Context, what string, argv, envv []string) (*runner.Result, error) {
 	res, err := r.svc.Exec(ctx, r.owner, r.id, env.ExecRequest{
 		Argv: argv, Env: envv, Cwd: "/workspace", Timeout: r.t.Limits.Timeout,
 		OutputLimit: r.o.OutputLimit, OutputTotal: 2 * r.o.OutputLimit,
@@ -232,7 +341,26 @@ func (r run) exec(ctx context.Context, argv, envv []string) (*runner.Result, err
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", argv[0], err)
 	}
+	if r.log != nil {
+		fmt.Fprintf(r.log, "=== %s: %s\n=== exit %d, %d ms%s\n--- stdout%s\n%s\n--- stderr%s\n%s\n",
+			what, strings.Join(argv, " "), res.ExitStatus(), res.DurationMS, timedOut(res),
+			truncated(res.StdoutTruncated), res.Stdout, truncated(res.StderrTruncated), res.Stderr)
+	}
 	return res, nil
+}
+
+func timedOut(res *runner.Result) string {
+	if res.TimedOut {
+		return ", timed out"
+	}
+	return ""
+}
+
+func truncated(t bool) string {
+	if t {
+		return " (truncated: head and tail kept)"
+	}
+	return ""
 }
 
 func tail(s string, n int) string {

@@ -22,6 +22,16 @@ type Options struct {
 	// go-test-json and tap results are parsed from. Default 16 MiB; a truncated
 	// capture is read back from its artifact.
 	OutputLimit int64
+	// Reruns runs the test command this many more times after a trusted first
+	// run, in the same environment with a fresh nonce each, to find flaky tests
+	// (Verdict.Flaky). Each test counts by its worst outcome.
+	Reruns int
+	// StrictApply turns off the fallbacks of a patch that does not apply exactly
+	// (recounted hunk headers, offsets, whitespace): such a patch is not applied.
+	StrictApply bool
+	// LogFile, when set, is a host file the grader writes the output of the setup
+	// and test commands to (Verdict.Logs names it).
+	LogFile string
 	// Slack is added to the task's timeout for the harness's own steps
 	// (creating the environment, copying files). Default 1 minute.
 	Slack time.Duration

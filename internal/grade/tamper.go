@@ -18,7 +18,7 @@ import (
 // too: a name checked twice costs nothing, one the applier sees differently
 // would bypass the check (Grade also cross-checks the applier's report).
 func touched(patch []byte) ([]string, error) {
-	plain := !bytes.HasPrefix(patch, []byte("diff --git ")) && !bytes.Contains(patch, []byte("\ndiff --git "))
+	plain := !hasGitHeader(patch)
 	files, _, err := gitdiff.Parse(bytes.NewReader(patch))
 	if err != nil {
 		return nil, fmt.Errorf("parse patch: %w", err)

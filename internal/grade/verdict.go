@@ -8,11 +8,24 @@ type Verdict struct {
 	TamperPaths []string `json:"tamper_paths"`
 	// PatchApplied is false when the patch could not be parsed or applied.
 	PatchApplied bool `json:"patch_applied"`
-	// ApplyMethod says how the patch applied: "strict" (every hunk exactly),
-	// "empty" (nothing to apply) or "" (not applied).
+	// ApplyMethod says how the patch applied: "strict" (every hunk exactly at its
+	// line), "fuzzy" (a fallback was needed: Verdict.ApplyNotes says which, per
+	// file), "empty" (nothing to apply) or "" (not applied).
 	ApplyMethod string `json:"apply_method"`
-	FailToPass  Split  `json:"fail_to_pass"`
-	PassToPass  Split  `json:"pass_to_pass"`
+	// ApplyNotes describes what a fuzzy apply did (hunks moved by an offset, or
+	// matched ignoring whitespace), one line per adjustment.
+	ApplyNotes []string `json:"apply_notes,omitempty"`
+	FailToPass Split    `json:"fail_to_pass"`
+	PassToPass Split    `json:"pass_to_pass"`
+	// Runs is how many times the test command ran (1 + Options.Reruns when the
+	// first run's results were trusted).
+	Runs int `json:"runs"`
+	// Flaky lists the test ids whose outcome differed between runs. A flaky test
+	// counts by its worst outcome.
+	Flaky []string `json:"flaky,omitempty"`
+	// Logs is the file holding the test command's output of every run (standard
+	// output, then standard error), when Options.LogFile was set.
+	Logs string `json:"logs,omitempty"`
 	// Problems explains why the results were not trusted or a patch not applied.
 	Problems []string `json:"problems,omitempty"`
 	// InfraError is set when the grader itself failed (environment, harness

@@ -31,6 +31,9 @@ func (o Outcome) rank() int {
 	return 3
 }
 
+// Worse reports whether o is a worse outcome than than: pass < skip < fail < error.
+func (o Outcome) Worse(than Outcome) bool { return o.rank() > than.rank() }
+
 // Results are the outcomes of one run of a test command, by canonical test id.
 type Results struct {
 	Tests map[string]Outcome

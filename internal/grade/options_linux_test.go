@@ -1,0 +1,81 @@
+package grade
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFuzzyApply grades calc's reference moved by two lines and with a tab for the
+// indentation of a context line: strictly it does not apply, with the fallbacks it
+// resolves and says what they did; StrictApply refuses it.
+func TestFuzzyApply(t *testing.T) {
+	m := newManager(t)
+	tk := builtin(t, "calc")
+	ref, err := tk.ReadReference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := string(ref)
+	var hdr string
+	for _, l := range strings.Split(moved, "\n") {
+		if strings.HasPrefix(l, "@@ ") {
+			hdr = l
+			break
+		}
+	}
+	if hdr == "" {
+		t.Fatalf("reference has no hunk:\n%s", ref)
+	}
+	// "@@ -4,7 +4,7 @@" → "@@ -2,7 +2,7 @@" (whatever the numbers, two lines up).
+	var o1, n1, o2, n2 int
+	if _, err := sscanHunk(hdr, &o1, &n1, &o2, &n2); err != nil || o1 < 3 {
+		t.Fatalf("hunk header %q: %v", hdr, err)
+	}
+	moved = strings.Replace(moved, hdr, strings.Replace(strings.Replace(hdr,
+		"-"+itoa(o1)+",", "-"+itoa(o1-2)+",", 1), "+"+itoa(o2)+",", "+"+itoa(o2-2)+",", 1), 1)
+
+	v := gradeIt(t, m, tk, []byte(moved), Options{StrictApply: true})
+	if v.PatchApplied || v.Resolved || len(v.Problems) == 0 {
+		t.Fatalf("strict apply of a moved patch: %s", dump(v))
+	}
+	log := filepath.Join(t.TempDir(), "test.log")
+	v = gradeIt(t, m, tk, []byte(moved), Options{LogFile: log})
+	if !v.Resolved || v.ApplyMethod != "fuzzy" || len(v.ApplyNotes) == 0 || !strings.Contains(v.ApplyNotes[0], "+2 lines") {
+		t.Fatalf("fuzzy apply of a moved patch: %s", dump(v))
+	}
+	if v.Logs != log {
+		t.Errorf("Logs = %q, want %q", v.Logs, log)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "=== test run 1: python3") || !strings.Contains(string(data), "test_add") {
+		t.Errorf("test log lacks the run's heading or output:\n%s", data)
+	}
+}
+
+// TestReruns runs the test command three times: a stable resolution stays
+// resolved with no flaky test, and the log holds every run.
+func TestReruns(t *testing.T) {
+	m := newManager(t)
+	tk := builtin(t, "C02")
+	ref, err := tk.ReadReference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(t.TempDir(), "test.log")
+	v := gradeIt(t, m, tk, ref, Options{Reruns: 2, LogFile: log})
+	if !v.Resolved || v.Runs != 3 || len(v.Flaky) != 0 {
+		t.Fatalf("reference with 2 reruns: %s", dump(v))
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "=== test run 3:") {
+		t.Errorf("the log lacks the third run:\n%s", data)
+	}
+}
