@@ -1,55 +1,44 @@
 package grade
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 
+	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/task"
 )
 
-// goCache is a build cache warmed on the host by running each built-in Go task's
-// test command once, with the task's own environment (so the cache keys match).
-// A cold cache costs ~18 s per Go task here; the grader copies this one into each
-// run instead, as Options.GoCache says.
+// goCache is a build cache warmed once for the package by WarmGoCache from the
+// built-in Go tasks. A cold cache costs ~19 s per Go task here; the grader copies
+// this one into each run instead, as Options.GoCache says.
 var (
 	goCacheOnce sync.Once
 	goCacheDir  string
-	goCacheErr  string
+	goCacheErr  error
 )
 
 func goCache(t *testing.T) string {
 	t.Helper()
+	newManager(t) // the root check, and the manager's own cleanup
 	goCacheOnce.Do(func() {
-		goCacheDir = filepath.Join(suiteDir, "gocache")
+		m, err := env.NewManager(env.Config{StateDir: filepath.Join(suiteDir, "warm-state")})
+		if err != nil {
+			goCacheErr = err
+			return
+		}
+		defer m.Close()
+		var goTasks []*task.Task
 		for _, tk := range suiteTasks {
-			if tk.Language != task.Go {
-				continue
+			if tk.Language == task.Go {
+				goTasks = append(goTasks, tk)
 			}
-			work := filepath.Join(suiteDir, "warm-"+tk.ID)
-			if err := os.CopyFS(work, os.DirFS(tk.Repo)); err != nil {
-				goCacheErr = err.Error()
-				return
-			}
-			if err := os.CopyFS(work, os.DirFS(tk.Hidden)); err != nil {
-				goCacheErr = err.Error()
-				return
-			}
-			cmd := exec.Command(tk.TestCommand[0], tk.TestCommand[1:]...)
-			cmd.Dir = work
-			cmd.Env = append([]string{"PATH=" + DefaultPath, "HOME=" + work},
-				tk.Env(filepath.Join(suiteDir, "scratch-"+tk.ID))...)
-			cmd.Env = append(cmd.Env, "GOCACHE="+goCacheDir)
-			cmd.Run() // the starting code fails its tests; only the cache matters
 		}
-		if _, err := os.Stat(goCacheDir); err != nil {
-			goCacheErr = err.Error()
-		}
+		goCacheDir = filepath.Join(suiteDir, "gocache")
+		goCacheErr = WarmGoCache(t.Context(), m, owner, goTasks, goCacheDir, "")
 	})
-	if goCacheErr != "" {
-		t.Fatalf("warm go cache: %s", goCacheErr)
+	if goCacheErr != nil {
+		t.Fatalf("warm go cache: %v", goCacheErr)
 	}
 	return goCacheDir
 }

@@ -90,8 +90,9 @@ func addFile(tw *tar.Writer, src, name string) error {
 	return fmt.Errorf("%s: not a regular file or symlink", name)
 }
 
-// treeFiles lists the regular files under dir, slash-separated and relative.
-func treeFiles(dir string) ([]string, error) {
+// cacheFiles lists the regular files of a Go cache directory, slash-separated and
+// relative, without WarmGoCache's stamp.
+func cacheFiles(dir string) ([]string, error) {
 	var names []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -102,7 +103,9 @@ func treeFiles(dir string) ([]string, error) {
 			if err != nil {
 				return err
 			}
-			names = append(names, filepath.ToSlash(rel))
+			if rel != warmStamp {
+				names = append(names, filepath.ToSlash(rel))
+			}
 		}
 		return nil
 	})

@@ -255,7 +255,7 @@ func (r *run) prepare(ctx context.Context) error {
 		return fmt.Errorf("make scratch directory: %w", err)
 	}
 	if r.t.Language == task.Go && r.o.GoCache != "" {
-		names, err := treeFiles(r.o.GoCache)
+		names, err := cacheFiles(r.o.GoCache)
 		if err != nil {
 			return fmt.Errorf("read go cache: %w", err)
 		}
