@@ -1,0 +1,235 @@
+package reporttest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Available reports whether Chromium is installed at ChromiumPath.
+func Available() bool {
+	fi, err := os.Stat(ChromiumPath)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// Browser is a headless Chromium; each Open is a new tab. Open is safe to call
+// from several goroutines.
+type Browser struct {
+	ctx         context.Context // the browser's chromedp context
+	allocCancel context.CancelFunc
+	tmp         string // holds blank.html, the baseline of Page.Globals
+}
+
+// Start launches a headless Chromium: no sandbox (the tests run as root), no GPU,
+// no background networking, shared memory in the temporary directory, a fresh
+// profile that the allocator removes on Close. ctx bounds the start only; the
+// browser lives until Close.
+func Start(ctx context.Context) (*Browser, error) {
+	if !Available() {
+		return nil, ErrNoChromium
+	}
+	// The baseline must be a file:// page too: a secure context has globals
+	// (caches, GPU, ...) that about:blank has not.
+	tmp, err := os.MkdirTemp("", "reporttest-")
+	if err != nil {
+		return nil, fmt.Errorf("reporttest: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "blank.html"), []byte("<!DOCTYPE html><title></title>"), 0o644); err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("reporttest: %w", err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(ChromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, bcancel := chromedp.NewContext(actx)
+	stop := context.AfterFunc(ctx, bcancel)
+	err = chromedp.Do(bctx) // starts the browser and its first tab
+	if !stop() && err == nil {
+		err = context.Cause(ctx)
+	}
+	if err != nil {
+		bcancel()
+		acancel()
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("reporttest: start chromium: %w", err)
+	}
+	return &Browser{ctx: bctx, allocCancel: acancel, tmp: tmp}, nil
+}
+
+// Close closes the browser, waiting up to 10 s for it to exit, and removes its
+// profile.
+func (b *Browser) Close() error {
+	tctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	err := chromedp.Cancel(tctx)
+	b.allocCancel()
+	os.RemoveAll(b.tmp)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("reporttest: close chromium: %w", err)
+	}
+	return nil
+}
+
+// sentinel is logged after the probe, so the console reader knows it has seen
+// every message that came before.
+const sentinel = "reporttest: end of page messages"
+
+// probe reads the rendered page. It runs through DevTools, which the page's
+// Content-Security-Policy does not restrict.
+const probe = `(() => {
+  const t = document.getElementById('results');
+  const rows = t ? Array.from(t.tBodies).flatMap(b => Array.from(b.rows)).map(r => ({
+    task: r.dataset.task ?? '', attempt: r.dataset.attempt ?? '', outcome: r.dataset.outcome ?? '',
+    cells: Array.from(r.cells).map(c => c.innerText.trim()),
+  })) : null;
+  return {
+    url: location.href,
+    title: document.title,
+    table: !!t,
+    rows: rows ?? [],
+    text: document.body ? document.body.innerText : '',
+    scripts: document.scripts.length,
+    handlers: Array.from(document.querySelectorAll('*')).filter(e => Array.from(e.attributes).some(a => a.name.toLowerCase().startsWith('on'))).length,
+    globals: Object.getOwnPropertyNames(window),
+    resources: performance.getEntriesByType('resource').map(e => e.name),
+  };
+})()`
+
+type probed struct {
+	URL   string `json:"url"`
+	Title string `json:"title"`
+	Table bool   `json:"table"`
+	Rows  []struct {
+		Task    string   `json:"task"`
+		Attempt string   `json:"attempt"`
+		Outcome string   `json:"outcome"`
+		Cells   []string `json:"cells"`
+	} `json:"rows"`
+	Text      string   `json:"text"`
+	Scripts   int      `json:"scripts"`
+	Handlers  int      `json:"handlers"`
+	Globals   []string `json:"globals"`
+	Resources []string `json:"resources"`
+}
+
+// Open loads the HTML file at htmlPath in a new tab, which it closes before
+// returning, and returns what the page rendered. A page without #results is
+// returned with ErrNoTable.
+func (b *Browser) Open(ctx context.Context, htmlPath string) (*Page, error) {
+	abs, err := filepath.Abs(htmlPath)
+	if err != nil {
+		return nil, fmt.Errorf("reporttest: open %s: %w", htmlPath, err)
+	}
+	u := (&url.URL{Scheme: "file", Path: abs}).String()
+	tctx, cancel := chromedp.NewContext(b.ctx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	wrap := func(err error) error {
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
+		return fmt.Errorf("reporttest: open %s: %w", u, err)
+	}
+
+	blankURL := (&url.URL{Scheme: "file", Path: filepath.Join(b.tmp, "blank.html")}).String()
+	if err := chromedp.Do(tctx, chromedp.Navigate(blankURL)); err != nil {
+		return nil, wrap(err)
+	}
+	blank, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`Object.getOwnPropertyNames(window)`))
+	if err != nil {
+		return nil, wrap(err)
+	}
+
+	var (
+		mu      sync.Mutex
+		console []string
+		done    = make(chan struct{})
+	)
+	msgs := chromedp.Console(tctx) // subscribed now, before the page loads
+	go func() {
+		defer close(done)
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			if m.Text == sentinel {
+				return
+			}
+			mu.Lock()
+			console = append(console, fmt.Sprintf("%s: %s", m.Type, m.Text))
+			mu.Unlock()
+		}
+	}()
+
+	if err := chromedp.Do(tctx, chromedp.Navigate(u)); err != nil {
+		return nil, wrap(err)
+	}
+	p, err := chromedp.Run(tctx, chromedp.Evaluate[probed](probe))
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if err := chromedp.Do(tctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf("console.debug(%q)", sentinel))); err != nil {
+		return nil, wrap(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		return nil, wrap(errors.New("the console did not report the end of the page's messages"))
+	case <-ctx.Done():
+		return nil, wrap(ctx.Err())
+	}
+
+	page := &Page{URL: p.URL, Title: p.Title, Text: p.Text, Scripts: p.Scripts,
+		Handlers: p.Handlers, Resources: p.Resources, Console: console}
+	for _, g := range p.Globals {
+		if !slices.Contains(blank, g) {
+			page.Globals = append(page.Globals, g)
+		}
+	}
+	for _, r := range p.Rows {
+		page.Rows = append(page.Rows, Row{Task: r.Task, Attempt: r.Attempt, Outcome: r.Outcome, Cells: r.Cells})
+	}
+	if !p.Table {
+		return page, ErrNoTable
+	}
+	return page, nil
+}
+
+// RenderedTable starts Chromium, opens htmlPath and returns the cells' rendered
+// text of each body row of #results, then closes the browser. It costs a browser
+// start (about a second); a test that opens several pages should Start one
+// Browser and Open each.
+func RenderedTable(ctx context.Context, htmlPath string) ([][]string, error) {
+	b, err := Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.Open(ctx, htmlPath)
+	if cerr := b.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows := make([][]string, len(p.Rows))
+	for i, r := range p.Rows {
+		rows[i] = r.Cells
+	}
+	return rows, nil
+}

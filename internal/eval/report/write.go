@@ -1,0 +1,81 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Write writes report.json, report.md and report.html into dir, the results
+// directory that the attempts' directories (Attempt.Dir) are relative to. The
+// summary written is Summarize(r.Attempts), so the three files always agree; r is
+// not modified. Each file is written to a temporary name and renamed, so a reader
+// never sees half a report. A missing or unreadable per-attempt file is shown as
+// such in the page and is not an error.
+func Write(dir string, r *Report) error {
+	rep := *r
+	rep.Summary = Summarize(r.Attempts)
+	if err := writeFile(dir, "report.json", func(w io.Writer) error {
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		return e.Encode(&rep)
+	}); err != nil {
+		return err
+	}
+	if err := writeFile(dir, "report.md", func(w io.Writer) error {
+		return markdown(w, &rep, rep.Summary)
+	}); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("report: open results directory: %w", err)
+	}
+	defer root.Close()
+	return writeFile(dir, "report.html", func(w io.Writer) error {
+		return writeHTML(w, root, &rep, rep.Summary)
+	})
+}
+
+// writeFile writes dir/name through a temporary file and a rename.
+func writeFile(dir, name string, fill func(io.Writer) error) error {
+	f, err := os.CreateTemp(dir, "."+name+".*")
+	if err != nil {
+		return fmt.Errorf("report: write %s: %w", name, err)
+	}
+	defer os.Remove(f.Name()) // after a successful rename: nothing left to remove
+	bw := bufio.NewWriter(f)
+	err = fill(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(dir, name))
+	}
+	if err != nil {
+		return fmt.Errorf("report: write %s: %w", name, err)
+	}
+	return nil
+}
+
+// Load reads dir/report.json.
+func Load(dir string) (*Report, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		return nil, fmt.Errorf("report: load: %w", err)
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("report: load %s: %w", filepath.Join(dir, "report.json"), err)
+	}
+	return &r, nil
+}

@@ -1,0 +1,155 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const fixtureSummary = "resolved 1/3 (33.3%) of 4 attempts; tasks resolved 1/2; tampered 1; infra errors 1; errors 0; total time 1m23s; cost $0.0323"
+
+func TestWriteLoad(t *testing.T) {
+	dir, r := fixture(t)
+	orig := *r
+	if err := Write(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(orig, *r) {
+		t.Error("Write modified its report")
+	}
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := orig
+	want.Summary = Summary{Tasks: 2, Attempts: 4, Resolved: 1, Tampered: 1, InfraErrors: 1,
+		TasksResolved: 1, ResolvedRate: 1.0 / 3, CostUSD: 0.0323}
+	if d := cmp.Diff(&want, got, cmp.Comparer(func(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 })); d != "" {
+		t.Errorf("Load after Write (-want +got):\n%s", d)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("{\n  \"run\": \"run-1\",")) {
+		t.Errorf("report.json is not indented: %.40q", b)
+	}
+	// Nothing but the three reports and the attempts' directories: no temporary
+	// file left behind.
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if d := cmp.Diff([]string{"calc-add", "report.html", "report.json", "report.md", "str-reverse"}, names); d != "" {
+		t.Errorf("results directory (-want +got):\n%s", d)
+	}
+}
+
+func TestWriteErrors(t *testing.T) {
+	_, r := fixture(t)
+	if err := Write(filepath.Join(t.TempDir(), "absent"), r); err == nil {
+		t.Error("Write into a missing directory succeeded")
+	}
+	if _, err := Load(t.TempDir()); err == nil {
+		t.Error("Load of a directory without report.json succeeded")
+	}
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, "report.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(bad); err == nil {
+		t.Error("Load of a truncated report.json succeeded")
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	dir, r := fixture(t)
+	if err := Write(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `# agentbox eval run-1
+
+suite builtin · policy scripted:reference · started 2025-01-02 03:00:00Z
+
+| task | attempt | outcome | fail_to_pass | pass_to_pass | steps | agent time | grade time | cost |
+|---|---:|---|---:|---:|---:|---:|---:|---:|
+| calc-add | 1 | resolved | 1/1 | 2/2 | 4 | 1.2s | 3.4s | $0.0123 |
+| calc-add | 2 | tampered | 0/0 | 0/0 | 4 | 2.1s | 20ms | $0.0200 |
+| str-reverse | 1 | unresolved | 0/0 | 0/0 | 50 | 1m01s | 0ms | $0.0000 |
+| str-reverse | 2 | infra\_error | 0/0 | 0/0 | 0 | 0ms | 0ms | $0.0000 |
+
+**` + fixtureSummary + `**
+`
+	if d := cmp.Diff(want, string(b)); d != "" {
+		t.Errorf("report.md (-want +got):\n%s", d)
+	}
+}
+
+// A task id is data: it must neither split a Markdown cell nor become HTML in a
+// viewer that renders inline HTML.
+func TestMarkdownCellEscaping(t *testing.T) {
+	var b strings.Builder
+	r := &Report{Run: "r", Attempts: []Attempt{{Task: "a|b<img src=x onerror=alert(1)>\n| x", Attempt: 1}}}
+	if err := markdown(&b, r, Summarize(r.Attempts)); err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Split(b.String(), "\n")[6]
+	want := `| a\|b&lt;img src=x onerror=alert(1)&gt; \| x | 1 | unresolved | 0/0 | 0/0 | 0 | 0ms | 0ms | $0.0000 |`
+	if line != want {
+		t.Errorf("row\n got %s\nwant %s", line, want)
+	}
+}
+
+func TestTable(t *testing.T) {
+	_, r := fixture(t)
+	r.Attempts[2].Task = "str-reverse\x1b]0;pwned\x07\u009b2J"
+	var b bytes.Buffer
+	Table(&b, r)
+	want := `task                      attempt  outcome      fail_to_pass  pass_to_pass  steps  agent time  grade time  cost
+calc-add                  1        resolved     1/1           2/2           4      1.2s        3.4s        $0.0123
+calc-add                  2        tampered     0/0           0/0           4      2.1s        20ms        $0.0200
+str-reverse�]0;pwned��2J  1        unresolved   0/0           0/0           50     1m01s       0ms         $0.0000
+str-reverse               2        infra_error  0/0           0/0           0      0ms         0ms         $0.0000
+` + strings.Replace(fixtureSummary, "tasks resolved 1/2", "tasks resolved 1/3", 1) + "\n"
+	if d := cmp.Diff(want, b.String()); d != "" {
+		t.Errorf("Table (-want +got):\n%s", d)
+	}
+	if bytes.ContainsAny(b.Bytes(), "\x1b\x07") || bytes.Contains(b.Bytes(), []byte("\xc2\x9b")) {
+		t.Error("a control character reached the terminal")
+	}
+}
+
+func TestSummaryLine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    Report
+		want string
+	}{
+		{"empty", Report{}, "resolved 0/0 (0.0%) of 0 attempts; tasks resolved 0/0; tampered 0; infra errors 0; errors 0; total time 0ms; cost $0.0000"},
+		{"all resolved, time from the clock", Report{
+			StartedAt: fixedTime, FinishedAt: fixedTime.Add(90 * 60e9),
+			Attempts: []Attempt{{Task: "a", Attempt: 1, Resolved: true, CostUSD: 1.5}, {Task: "a", Attempt: 2, Resolved: true}}},
+			"resolved 2/2 (100.0%) of 2 attempts; tasks resolved 1/1; tampered 0; infra errors 0; errors 0; total time 1h30m; cost $1.5000"},
+		{"errors leave the denominator, interrupted", Report{Interrupted: true, DurationMS: 999,
+			Attempts: []Attempt{{Task: "a", Error: "no env"}, {Task: "b", InfraError: "x", Resolved: true}, {Task: "c"}, {Task: "d", Resolved: true}}},
+			"resolved 1/2 (50.0%) of 4 attempts; tasks resolved 1/4; tampered 0; infra errors 1; errors 1; total time 999ms; cost $0.0000; interrupted: unfinished attempts are absent"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := summaryLine(&tc.r, Summarize(tc.r.Attempts)); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
