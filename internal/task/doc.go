@@ -1,6 +1,7 @@
 // Package task defines agentbox's task format, loads and validates task
-// directories, parses the results a task's test command produces, and carries the
-// built-in task suite. It does not run anything: applying an agent's patch,
+// directories, parses the results a task's test command produces, carries the
+// built-in task suite, and imports SWE-bench instances as task directories. It
+// runs nothing but git, and git only to import: applying an agent's patch,
 // copying hidden tests in, sandboxing the test command and deciding a verdict are
 // the grader's job. Load never modifies a task directory.
 //
@@ -9,7 +10,8 @@
 // A task is a directory holding:
 //
 //	task.yaml       the description (fields below; unknown fields are rejected)
-//	repo/           the starting code, given to the agent; it must not contain .git
+//	repo/           the starting code, given to the agent; .git is allowed only as
+//	                a directory at its root (see Git history)
 //	hidden/         hidden tests (the name is set by hidden_tests), never in the
 //	                agent's environment; copied over the repository only to grade
 //	solution.patch  the reference patch (the name is set by reference)
@@ -21,11 +23,17 @@
 //	statement      what the agent is told: what is wrong, what behaviour is wanted,
 //	               which files to edit; it never reveals the hidden tests
 //	language       python | go
-//	public_tests   globs of the test files in repo/ the agent sees; each must match
+//	public_tests   globs of the test files in repo/ the agent sees; each must match;
+//	               may be empty (every test is hidden)
 //	hidden_tests   directory next to task.yaml, default "hidden"; non-empty
 //	protected      extra globs a patch may not touch (see below)
 //	setup          optional argv run from the repository root before the tests
 //	test_command   argv run from the repository root (no shell)
+//	public_test_command
+//	               optional argv the agent's test tool runs from the repository root
+//	               to see the public tests; default [python3, -B, -m, unittest, -v]
+//	               for python, [go, test, ./...] for go. It informs the agent and
+//	               never grades: the grader runs test_command
 //	result_format  junit | go-test-json | tap | exit-code
 //	fail_to_pass   test ids that fail on the starting code and pass once resolved;
 //	               at least one
@@ -39,6 +47,20 @@
 // Paths in task.yaml stay inside the task directory and do not go through
 // symlinks; symlinks under repo/ and hidden/ must be relative and resolve inside
 // their own tree (the grader copies each tree on its own).
+//
+// # Git history
+//
+// repo/ may hold a .git directory at its root so that the agent can read the
+// project's history (git log, git blame). It is the agent's copy: it must hold
+// history only up to the starting code, nothing an agent could mine for the
+// answer (later commits, other branches, tags, remotes, reflogs, stashes), and no
+// hooks; ImportSWEBench writes such a directory. Load walks it like the rest of
+// repo/ (no special files, no symlinks leaving repo/) but cannot judge what the
+// history contains: that is the task author's responsibility. A .git anywhere
+// else, in any letter case, or a .git file or symlink at the root (which would
+// point git outside the task) is rejected. ".git" is protected by default, so a
+// patch cannot change it. Git runs only inside the agent's sandbox; host tools
+// must not run git inside a task's repo/, whose .git/config is task content.
 //
 // # Test ids
 //
@@ -106,6 +128,23 @@
 // functions, os.Exit or syscall.Exit, printing "--- PASS" or the witness prefix).
 // Hidden property tests make a hard-coded answer fail, but they cannot stop a
 // forger.
+//
+// # SWE-bench import
+//
+// ImportSWEBench turns rows of a SWE-bench JSONL file into task directories, one
+// per instance, from local git clones of the instances' repositories (it never
+// touches the network). repo/ is the tree at base_commit with a sanitized .git
+// (history up to base_commit only); hidden/ holds the post-test_patch version of
+// every file the test_patch adds or modifies, plus agentbox's unittest runner by
+// default; public_tests are the modified test files that exist at base_commit;
+// the gold patch is the reference. Every written directory passes Load. Git runs
+// with explicit argv, a minimal environment and no system or global config.
+//
+// The default test command runs the tests with the standard library's unittest
+// and nothing else (python3 -I -S: no site-packages). Real SWE-bench instances
+// need pytest and the project's third-party dependencies, whose pytest node ids
+// (parametrized tests especially) the unittest runner does not produce; grading
+// them needs a test_command and an environment that provide those.
 //
 // # Built-in suite
 //

@@ -59,7 +59,7 @@ var (
 		"id": true, "title": true, "statement": true, "language": true, "public_tests": true,
 		"hidden_tests": true, "protected": true, "setup": true, "test_command": true,
 		"result_format": true, "fail_to_pass": true, "pass_to_pass": true, "limits": true,
-		"reference": true, "metadata": true,
+		"reference": true, "metadata": true, "public_test_command": true,
 	}
 )
 
@@ -92,6 +92,8 @@ func checkAccepted(t *testing.T, data []byte, tk *Task) {
 		t.Fatalf("accepted language %q", tk.Language)
 	case len(tk.TestCommand) == 0 || tk.TestCommand[0] == "":
 		t.Fatalf("accepted test_command %q", tk.TestCommand)
+	case len(tk.PublicTestCommand) == 0 || tk.PublicTestCommand[0] == "":
+		t.Fatalf("accepted public_test_command %q", tk.PublicTestCommand)
 	case tk.Setup != nil && tk.Setup[0] == "":
 		t.Fatalf("accepted setup %q", tk.Setup)
 	case len(tk.FailToPass) == 0:

@@ -32,29 +32,31 @@ const (
 var idRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
 // file mirrors task.yaml. Numbers in limits are strings so that a YAML float is
-// rejected instead of silently truncated.
+// rejected instead of silently truncated. PublicTestCommand is nil when task.yaml
+// leaves it out (or gives null) and empty for an explicit [], which is rejected.
 type file struct {
-	ID           string         `yaml:"id"`
-	Title        string         `yaml:"title"`
-	Statement    string         `yaml:"statement"`
-	Language     string         `yaml:"language"`
-	PublicTests  []string       `yaml:"public_tests"`
-	HiddenTests  *string        `yaml:"hidden_tests"`
-	Protected    []string       `yaml:"protected"`
-	Setup        []string       `yaml:"setup"`
-	TestCommand  []string       `yaml:"test_command"`
-	ResultFormat string         `yaml:"result_format"`
-	FailToPass   []string       `yaml:"fail_to_pass"`
-	PassToPass   []string       `yaml:"pass_to_pass"`
-	Limits       *fileLimits    `yaml:"limits"`
-	Reference    string         `yaml:"reference"`
-	Metadata     map[string]any `yaml:"metadata"`
+	ID                string         `yaml:"id"`
+	Title             string         `yaml:"title"`
+	Statement         string         `yaml:"statement"`
+	Language          string         `yaml:"language"`
+	PublicTests       []string       `yaml:"public_tests"`
+	HiddenTests       *string        `yaml:"hidden_tests"`
+	Protected         []string       `yaml:"protected"`
+	Setup             []string       `yaml:"setup"`
+	TestCommand       []string       `yaml:"test_command"`
+	PublicTestCommand []string       `yaml:"public_test_command"`
+	ResultFormat      string         `yaml:"result_format"`
+	FailToPass        []string       `yaml:"fail_to_pass"`
+	PassToPass        []string       `yaml:"pass_to_pass"`
+	Limits            *fileLimits    `yaml:"limits"`
+	Reference         string         `yaml:"reference"`
+	Metadata          map[string]any `yaml:"metadata"`
 }
 
 type fileLimits struct {
-	Timeout string `yaml:"timeout"`
-	Memory  string `yaml:"memory"`
-	Pids    string `yaml:"pids"`
+	Timeout string `yaml:"timeout,omitempty"`
+	Memory  string `yaml:"memory,omitempty"`
+	Pids    string `yaml:"pids,omitempty"`
 }
 
 // Load reads and validates the task directory dir. Every problem is an *Error that
@@ -178,6 +180,13 @@ func (l *loader) fields(f *file) (*Task, error) {
 		return nil, l.errf("test_command", "%v; give the argv list run from the repository root, e.g. [python3, -m, unittest]", err)
 	}
 	t.TestCommand = f.TestCommand
+	t.PublicTestCommand = DefaultPublicTestCommand(t.Language)
+	if f.PublicTestCommand != nil {
+		if err := checkArgv(f.PublicTestCommand); err != nil {
+			return nil, l.errf("public_test_command", "%v; give the argv list the agent runs from the repository root to see the public tests, e.g. [python3, -m, unittest, -v], or leave it out for the default", err)
+		}
+		t.PublicTestCommand = f.PublicTestCommand
+	}
 	if len(f.Setup) > 0 {
 		if err := checkArgv(f.Setup); err != nil {
 			return nil, l.errf("setup", "%v; give an argv list or leave setup out", err)

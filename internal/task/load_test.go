@@ -25,23 +25,24 @@ func TestLoadValid(t *testing.T) {
 	}
 	real, _ := filepath.EvalSymlinks(dir)
 	want := &Task{
-		ID:             "fix-1.0",
-		Title:          "add subtracts",
-		Statement:      "calc.add returns a - b; make it return a + b. Edit calc.py only.\n",
-		Language:       Python,
-		Dir:            real,
-		Repo:           filepath.Join(real, "repo"),
-		Hidden:         filepath.Join(real, "hidden"),
-		HiddenFiles:    []string{"agentbox_unittest.py", "tests/test_calc_hidden.py"},
-		PublicTests:    []string{"tests/test_calc.py"},
-		ProtectedGlobs: append(DefaultProtected(), "tests/test_calc.py", "docs/**", "/agentbox_unittest.py", "/tests/test_calc_hidden.py"),
-		TestCommand:    []string{"python3", "-I", "-S", "-B", "agentbox_unittest.py", "tests"},
-		ResultFormat:   JUnit,
-		FailToPass:     []string{"tests/test_calc.py::CalcTest::test_add", "tests/test_calc_hidden.py::HiddenTest::test_commutative"},
-		PassToPass:     []string{"tests/test_calc.py::CalcTest::test_sub"},
-		Limits:         Limits{Timeout: 90 * time.Second, Memory: 256 << 20, Pids: 32},
-		Reference:      filepath.Join(real, "solution.patch"),
-		Metadata:       map[string]any{"difficulty": "trivial", "tags": []any{"arith", "demo"}},
+		ID:                "fix-1.0",
+		Title:             "add subtracts",
+		Statement:         "calc.add returns a - b; make it return a + b. Edit calc.py only.\n",
+		Language:          Python,
+		Dir:               real,
+		Repo:              filepath.Join(real, "repo"),
+		Hidden:            filepath.Join(real, "hidden"),
+		HiddenFiles:       []string{"agentbox_unittest.py", "tests/test_calc_hidden.py"},
+		PublicTests:       []string{"tests/test_calc.py"},
+		ProtectedGlobs:    append(DefaultProtected(), "tests/test_calc.py", "docs/**", "/agentbox_unittest.py", "/tests/test_calc_hidden.py"),
+		TestCommand:       []string{"python3", "-I", "-S", "-B", "agentbox_unittest.py", "tests"},
+		PublicTestCommand: []string{"python3", "-B", "-m", "unittest", "-v"},
+		ResultFormat:      JUnit,
+		FailToPass:        []string{"tests/test_calc.py::CalcTest::test_add", "tests/test_calc_hidden.py::HiddenTest::test_commutative"},
+		PassToPass:        []string{"tests/test_calc.py::CalcTest::test_sub"},
+		Limits:            Limits{Timeout: 90 * time.Second, Memory: 256 << 20, Pids: 32},
+		Reference:         filepath.Join(real, "solution.patch"),
+		Metadata:          map[string]any{"difficulty": "trivial", "tags": []any{"arith", "demo"}},
 	}
 	if diff := cmp.Diff(want, tk, cmpopts.IgnoreUnexported(Task{})); diff != "" {
 		t.Errorf("Load (-want +got):\n%s", diff)
@@ -185,9 +186,32 @@ func TestLoadErrors(t *testing.T) {
 			os.Rename(filepath.Join(dir, "repo"), filepath.Join(dir, "code"))
 			symlink(t, "code", filepath.Join(dir, "repo"))
 		}, file: "repo", msg: "not a directory"},
-		{name: "repo with git history", fs: func(t *testing.T, dir string) {
-			writeFile(t, filepath.Join(dir, "repo", ".git", "HEAD"), "ref: refs/heads/main\n")
-		}, file: "repo/.git", msg: "git history"},
+		{name: "repo with nested git history", fs: func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "repo", "docs", ".git", "HEAD"), "ref: refs/heads/main\n")
+		}, file: "repo/docs/.git", msg: "only as a directory named .git at the root"},
+		{name: "repo with a .git file", fs: func(t *testing.T, dir string) {
+			// A gitfile ("gitdir: /elsewhere") would point git outside the task.
+			writeFile(t, filepath.Join(dir, "repo", ".git"), "gitdir: /tmp/elsewhere\n")
+		}, file: "repo/.git", msg: "must be a directory"},
+		{name: "repo with a .git symlink", fs: func(t *testing.T, dir string) {
+			mkdir(t, filepath.Join(dir, "repo", "docs", "g"))
+			symlink(t, "docs/g", filepath.Join(dir, "repo", ".git"))
+		}, file: "repo/.git", msg: "must be a directory"},
+		{name: "repo with .GIT", fs: func(t *testing.T, dir string) {
+			// On a case-insensitive file system this is git's directory.
+			writeFile(t, filepath.Join(dir, "repo", ".GIT", "HEAD"), "ref: refs/heads/main\n")
+		}, file: "repo/.GIT", msg: "only as a directory named .git at the root"},
+		{name: "repo .git with an escaping symlink", fs: func(t *testing.T, dir string) {
+			mkdir(t, filepath.Join(dir, "repo", ".git"))
+			symlink(t, "../../solution.patch", filepath.Join(dir, "repo", ".git", "config"))
+		}, file: "repo/.git/config", msg: "leaves repo"},
+		{name: "hidden with git history", fs: func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "hidden", ".git", "HEAD"), "ref: refs/heads/main\n")
+		}, file: "hidden/.git", msg: "must not carry git history"},
+		{name: "public_test_command empty list", yaml: set("result_format:", "public_test_command: []\nresult_format:"), field: "public_test_command", msg: "missing or empty program"},
+		{name: "public_test_command empty program", yaml: set("result_format:", "public_test_command: ['', x]\nresult_format:"), field: "public_test_command", msg: "missing or empty program"},
+		{name: "public_test_command NUL", yaml: set("result_format:", "public_test_command: [python3, \"a\\0b\"]\nresult_format:"), field: "public_test_command", msg: "NUL byte"},
+		{name: "public_test_command a string", yaml: set("result_format:", "public_test_command: python3 -m unittest\nresult_format:"), file: "task.yaml", msg: "cannot unmarshal"},
 		{name: "repo symlink out of the task", fs: func(t *testing.T, dir string) {
 			symlink(t, "../../../../etc/passwd", filepath.Join(dir, "repo", "docs", "passwd"))
 		}, file: "repo/docs/passwd", msg: "leaves repo"},
@@ -239,6 +263,74 @@ func TestLoadErrors(t *testing.T) {
 				t.Fatalf("Load = %q\n(file %q field %q), want file .../%s, field %q, message with %q", err, e.File, e.Field, file, tc.field, tc.msg)
 			}
 		})
+	}
+}
+
+// TestLoadNoPublicTests: a task may hide every test (an imported SWE-bench
+// instance whose test patch only adds files has no public tests).
+func TestLoadNoPublicTests(t *testing.T) {
+	dir := writeFixture(t)
+	writeYAML(t, dir, strings.Replace(fixtureYAML, "public_tests:\n  - tests/test_calc.py\n", "", 1))
+	tk, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tk.PublicTests) != 0 || !tk.Protected("tests/test_calc.py") || tk.Protected("calc.py") {
+		t.Errorf("PublicTests %q; Protected(tests/test_calc.py) %v (default globs), Protected(calc.py) %v",
+			tk.PublicTests, tk.Protected("tests/test_calc.py"), tk.Protected("calc.py"))
+	}
+}
+
+func TestLoadPublicTestCommand(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml func(string) string
+		want []string
+	}{
+		{"python default", nil, []string{"python3", "-B", "-m", "unittest", "-v"}},
+		{"go default", func(y string) string { return strings.Replace(y, "language: python", "language: go", 1) }, []string{"go", "test", "./..."}},
+		{"null is the default", func(y string) string { return y + "public_test_command: null\n" }, []string{"python3", "-B", "-m", "unittest", "-v"}},
+		{"given", func(y string) string { return y + "public_test_command: [python3, -m, unittest, tests.test_calc]\n" }, []string{"python3", "-m", "unittest", "tests.test_calc"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeFixture(t)
+			if tc.yaml != nil {
+				writeYAML(t, dir, tc.yaml(fixtureYAML))
+			}
+			tk, err := Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(tk.PublicTestCommand, tc.want) {
+				t.Errorf("PublicTestCommand = %q, want %q", tk.PublicTestCommand, tc.want)
+			}
+			if !slices.Equal(tk.TestCommand, []string{"python3", "-I", "-S", "-B", "agentbox_unittest.py", "tests"}) {
+				t.Errorf("TestCommand = %q changed with the public test command", tk.TestCommand)
+			}
+		})
+	}
+}
+
+// TestLoadAllowsRootGitDir: a .git directory at the root of repo/ is the agent's
+// history (see ImportSWEBench); it loads and stays protected, and its files are
+// not repository files (a public_tests glob cannot be satisfied by them).
+func TestLoadAllowsRootGitDir(t *testing.T) {
+	dir := writeFixture(t)
+	writeFile(t, filepath.Join(dir, "repo", ".git", "HEAD"), "ref: refs/heads/main\n")
+	writeFile(t, filepath.Join(dir, "repo", ".git", "info", "test_in_git.py"), "x")
+	tk, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".git", ".git/HEAD", ".git/config"} {
+		if !tk.Protected(p) {
+			t.Errorf("Protected(%q) = false", p)
+		}
+	}
+	writeYAML(t, dir, strings.Replace(fixtureYAML, "  - tests/test_calc.py\nhidden", "  - tests/test_calc.py\n  - '**/test_in_git.py'\nhidden", 1))
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "matches no file") {
+		t.Errorf("Load with a public glob matching only a file in .git = %v, want matches no file", err)
 	}
 }
 

@@ -39,6 +39,18 @@ const (
 	DefaultPids    = 512
 )
 
+// DefaultPublicTestCommand returns the public test command of a language's tasks
+// whose task.yaml names none: the language's usual way of running every test.
+func DefaultPublicTestCommand(lang Language) []string {
+	switch lang {
+	case Python:
+		return []string{"python3", "-B", "-m", "unittest", "-v"}
+	case Go:
+		return []string{"go", "test", "./..."}
+	}
+	return nil
+}
+
 // Limits bound one run of a task's setup or test command.
 type Limits struct {
 	Timeout time.Duration // wall clock
@@ -67,14 +79,18 @@ type Task struct {
 	// tests, the task's own protected list and the hidden files.
 	ProtectedGlobs []string
 
-	Setup        []string // argv run from the repository root before the tests; may be nil
-	TestCommand  []string // argv run from the repository root
-	ResultFormat ResultFormat
-	FailToPass   []string // ids that fail on the starting code and pass once resolved
-	PassToPass   []string // ids that pass on the starting code and must keep passing
-	Limits       Limits
-	Reference    string // a patch to Repo that resolves the task
-	Metadata     map[string]any
+	Setup       []string // argv run from the repository root before the tests; may be nil
+	TestCommand []string // argv run from the repository root
+	// PublicTestCommand is the argv the agent's test tool runs from the repository
+	// root to see the public tests; DefaultPublicTestCommand when task.yaml has none.
+	// Nothing vouches for its output: it informs the agent and never grades.
+	PublicTestCommand []string
+	ResultFormat      ResultFormat
+	FailToPass        []string // ids that fail on the starting code and pass once resolved
+	PassToPass        []string // ids that pass on the starting code and must keep passing
+	Limits            Limits
+	Reference         string // a patch to Repo that resolves the task
+	Metadata          map[string]any
 
 	protected []pattern
 }

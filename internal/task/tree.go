@@ -14,12 +14,12 @@ import (
 // trees validates repo/ and the hidden tests directory and fills in HiddenFiles,
 // the protected globs that depend on them, and the compiled globs.
 func (l *loader) trees(t *Task) error {
-	repoFiles, repoDirs, err := l.walk(t.Repo, "repo/")
+	repoFiles, repoDirs, err := l.walk(t.Repo, "repo/", true)
 	if err != nil {
 		return err
 	}
 	hiddenName := l.rel(t.Hidden) + "/"
-	hiddenFiles, hiddenDirs, err := l.walk(t.Hidden, hiddenName)
+	hiddenFiles, hiddenDirs, err := l.walk(t.Hidden, hiddenName, false)
 	if err != nil {
 		return err
 	}
@@ -58,9 +58,12 @@ func (l *loader) trees(t *Task) error {
 }
 
 // walk lists the regular files and symlinks (as slash paths relative to root,
-// sorted) and the directories under root. It rejects anything else, a git
-// directory, and symlinks that resolve outside root.
-func (l *loader) walk(root, name string) (files []string, dirs map[string]bool, err error) {
+// sorted) and the directories under root. It rejects anything else, symlinks that
+// resolve outside root, and any path component named .git in any letter case,
+// except, when gitDir is set, a directory named exactly .git at the root. That
+// directory is checked like the rest of the tree but left out of files and dirs:
+// it is history for the agent, never a place for tests or hidden files.
+func (l *loader) walk(root, name string, gitDir bool) (files []string, dirs map[string]bool, err error) {
 	fi, err := os.Lstat(root)
 	switch {
 	case err != nil:
@@ -78,18 +81,32 @@ func (l *loader) walk(root, name string) (files []string, dirs map[string]bool, 
 		}
 		rel, _ := filepath.Rel(root, p)
 		rel = filepath.ToSlash(rel)
+		inGit := gitDir && (rel == ".git" || strings.HasPrefix(rel, ".git/"))
 		switch mode := d.Type(); {
-		case d.Name() == ".git":
-			return &Error{File: p, Err: errors.New("a task must not carry git history (an agent could mine it for the answer); remove it")}
+		case rel == ".git" && inGit:
+			if !mode.IsDir() {
+				return &Error{File: p, Err: errors.New("must be a directory: a .git file or symlink would point git outside the task")}
+			}
+		case strings.EqualFold(d.Name(), ".git") && !inGit:
+			if gitDir {
+				return &Error{File: p, Err: errors.New("git history is allowed only as a directory named .git at the root of repo/; remove this one")}
+			}
+			return &Error{File: p, Err: errors.New("a task must not carry git history here (an agent could mine it for the answer); remove it")}
 		case mode.IsDir():
-			dirs[rel] = true
+			if !inGit {
+				dirs[rel] = true
+			}
 		case mode.IsRegular():
-			files = append(files, rel)
+			if !inGit {
+				files = append(files, rel)
+			}
 		case mode&fs.ModeSymlink != 0:
 			if err := checkLink(root, p); err != nil {
 				return &Error{File: p, Err: err}
 			}
-			files = append(files, rel)
+			if !inGit {
+				files = append(files, rel)
+			}
 		default:
 			return &Error{File: p, Err: fmt.Errorf("unsupported file type %v; use regular files, directories and symlinks", mode)}
 		}
