@@ -34,6 +34,8 @@ func main() {
 	root.AddCommand(agentCmd())
 	root.AddCommand(traceCmd())
 	root.AddCommand(replayCmd())
+	root.AddCommand(gradeCmd())
+	root.AddCommand(evalCmd())
 	if err := root.Execute(); err != nil {
 		var ee exitError
 		if errors.As(err, &ee) {

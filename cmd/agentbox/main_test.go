@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	os.RemoveAll(goCacheDir)
 	os.Exit(code)
 }
 

@@ -17,6 +17,11 @@ const (
 	// ModeEscape reads ../secret.txt, outside the workspace: EPERM on step 1, and
 	// the policy stops on a non-retryable refusal.
 	ModeEscape = "escape"
+	// ModeReference works any task whose solution it is given (Scripted.Patch):
+	// it runs the public tests, applies the patch with patch.apply, runs the tests
+	// again and finishes if they pass. It checks the harness end to end (tools,
+	// environment, trace, grading) with a known-good answer; it measures no agent.
+	ModeReference = "reference"
 )
 
 // Scripted is a deterministic policy: it decides from the history alone, with the
@@ -25,6 +30,8 @@ type Scripted struct {
 	Mode string
 	// File is the file the modes read and fix; default "calc.py".
 	File string
+	// Patch is the unified diff ModeReference applies.
+	Patch string
 }
 
 // Name implements Policy.
@@ -47,8 +54,36 @@ func (p *Scripted) Next(_ context.Context, s *State) (Decision, error) {
 		return stopAfter(h[len(h)-1], "the read outside the workspace was refused"), nil
 	case ModeGood:
 		return p.good(h, file), nil
+	case ModeReference:
+		return p.reference(h), nil
 	}
-	return Decision{}, fmt.Errorf("agent: unknown scripted mode %q (want good, loop or escape)", p.Mode)
+	return Decision{}, fmt.Errorf("agent: unknown scripted mode %q (want good, loop, escape or reference)", p.Mode)
+}
+
+func (p *Scripted) reference(h []Turn) Decision {
+	switch len(h) {
+	case 0:
+		if strings.TrimSpace(p.Patch) == "" {
+			return Decision{Stop: true, Reason: "no reference patch to apply"}
+		}
+		return call("test.run", map[string]any{}) // failing tests are expected here
+	case 1:
+		return call("patch.apply", map[string]any{"patch": p.Patch})
+	case 2:
+		if !h[1].Result.OK {
+			return stopAfter(h[1], "the reference patch did not apply")
+		}
+		return call("test.run", map[string]any{})
+	case 3:
+		var r struct {
+			Passed bool `json:"passed"`
+		}
+		if !h[2].Result.OK || json.Unmarshal(h[2].Result.Data, &r) != nil || !r.Passed {
+			return stopAfter(h[2], "the public tests fail with the reference patch")
+		}
+		return call("task.finish", map[string]any{"summary": "applied the reference solution; the public tests pass"})
+	}
+	return Decision{Stop: true, Reason: "the script is over"}
 }
 
 func (p *Scripted) good(h []Turn, file string) Decision {

@@ -152,3 +152,28 @@ func warmOne(ctx context.Context, svc env.Service, owner env.Owner, t *task.Task
 	}
 	return os.RemoveAll(filepath.Clean(old))
 }
+
+// SeedGoCache copies the Go cache in the host directory cache to dst, an absolute
+// path outside /workspace inside environment id (an agent's /tmp), so that the
+// agent's own `go test` starts warm and the copy never shows in its diff. The
+// copy is the environment's own: what the agent writes there reaches no one else.
+func SeedGoCache(ctx context.Context, svc env.Service, owner env.Owner, id, cache, dst string) error {
+	names, err := cacheFiles(cache)
+	if err != nil {
+		return fmt.Errorf("seed go cache: %w", err)
+	}
+	stage := ".agentbox-gocache-" + rand.Text()
+	if err := upload(ctx, svc, owner, id, stage, cache, names); err != nil {
+		return fmt.Errorf("seed go cache: %w", err)
+	}
+	for _, argv := range [][]string{{"mkdir", "-p", filepath.Dir(dst)}, {"mv", "/workspace/" + stage, dst}} {
+		res, err := svc.Exec(ctx, owner, id, env.ExecRequest{Argv: argv, Cwd: "/workspace", Timeout: time.Minute})
+		if err != nil {
+			return fmt.Errorf("seed go cache: %s: %w", argv[0], err)
+		}
+		if res.ExitStatus() != 0 {
+			return fmt.Errorf("seed go cache: %s exited %d: %s", argv[0], res.ExitStatus(), tail(res.Stderr, 500))
+		}
+	}
+	return nil
+}

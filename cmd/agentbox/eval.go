@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentbox/agentbox/internal/agent"
+	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/eval"
+	"github.com/agentbox/agentbox/internal/eval/report"
+	"github.com/agentbox/agentbox/internal/grade"
+	"github.com/agentbox/agentbox/internal/task"
+)
+
+type evalOptions struct {
+	agent              agentOptions // policy, model and budget flags, shared with `agent`
+	suite, repos       string
+	attempts, parallel int
+	out                string
+	resume             bool
+	reruns             int
+	goCache            string
+	progress           string
+}
+
+func evalCmd() *cobra.Command {
+	o := &evalOptions{}
+	cmd := &cobra.Command{
+		Use:   "eval [--suite builtin|DIR|FILE.jsonl] [--policy scripted|openai|anthropic] [flags]",
+		Short: "Run an agent over a task suite and grade every attempt independently",
+		Long: `Eval runs the agent on every task of the suite, --attempts times each, --parallel
+at once. Each attempt gets a fresh sandboxed environment made from the task's
+starting code (no network; the hidden tests are never in it); the agent works in
+it with the built-in tools, its test.run running the task's public tests. Its
+final diff is then graded by agentbox, not by the agent: in another fresh
+environment, from a pristine copy, with the hidden acceptance tests and the
+tamper check (see agentbox grade).
+
+With no flags it runs the built-in suite (7 tasks: C01-C03 and calc in Python,
+G01-G03 in Go) with the scripted policy, which replays each task's reference
+solution through the agent's tools: a check of the whole harness, not of an
+agent. --policy openai or anthropic runs a model (see agentbox agent --help for
+the model flags).
+
+Results go to --out (default eval-results/<time>): per attempt TASK/N/ holds
+trace.jsonl, events.jsonl, patch.diff, grade.json and test.log; report.json,
+report.md and report.html (self-contained: open it in any browser, no network)
+summarise the run. --resume continues an interrupted run in the same --out,
+skipping the attempts it finished. Ctrl-C stops it, destroying every environment.
+
+Exit status: 0 when every attempt ran (resolved or not), 1 when an attempt hit an
+infrastructure error, 125 when eval could not run, 130 when interrupted.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return evalMain(cmd.Context(), o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.suite, "suite", "builtin", "builtin, a task directory, a directory of tasks, or a SWE-bench .jsonl file")
+	f.StringVar(&o.repos, "repos", "", "local git clones for a SWE-bench suite (owner__name or owner/name)")
+	f.StringVar(&o.agent.policy, "policy", "scripted", "scripted (replays each task's reference solution), openai or anthropic")
+	f.StringVar(&o.agent.model, "model", "", "model name (openai and anthropic policies)")
+	f.StringVar(&o.agent.baseURL, "base-url", "", "model API base URL (default: the provider's)")
+	f.StringVar(&o.agent.apiKeyFile, "api-key-file", "", "file holding the API key (default: $OPENAI_API_KEY or $ANTHROPIC_API_KEY)")
+	f.BoolVar(&o.agent.stream, "stream", false, "stream model replies")
+	f.StringVar(&o.agent.pricesFile, "prices", "", `JSON price table: {"MODEL": {"input_per_mtok": USD, "output_per_mtok": USD}}`)
+	f.Float64Var(&o.agent.priceIn, "price-in", 0, "USD per million input tokens of --model")
+	f.Float64Var(&o.agent.priceOut, "price-out", 0, "USD per million output tokens of --model")
+	f.IntVar(&o.agent.limits.MaxSteps, "max-steps", agent.DefaultMaxSteps, "step budget of each attempt")
+	f.IntVar(&o.agent.limits.MaxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "tool-call budget of each attempt")
+	f.Float64Var(&o.agent.limits.MaxCostUSD, "max-cost", 0, "money budget of each attempt in USD (0: none; needs the model's price)")
+	f.DurationVar(&o.agent.limits.MaxWall, "timeout", 0, "wall-time budget of each attempt's session (default: the task's timeout + 5m)")
+	f.IntVar(&o.attempts, "attempts", 1, "attempts per task")
+	f.IntVar(&o.parallel, "parallel", min(runtime.NumCPU(), 4), "attempts run at once")
+	f.StringVar(&o.out, "out", "", "results directory (default eval-results/<UTC time>)")
+	f.BoolVar(&o.resume, "resume", false, "continue the run in --out, skipping finished attempts")
+	f.IntVar(&o.reruns, "reruns", 0, "run each graded test suite this many more times to find flaky tests")
+	f.StringVar(&o.goCache, "go-cache", "", `warm Go build cache directory (default: in the user cache directory, warmed on first use; "off": compile cold)`)
+	f.StringVar(&o.progress, "progress", "auto", "auto (a bar on a terminal, lines otherwise), bar, lines or none")
+	return cmd
+}
+
+func evalMain(ctx context.Context, o *evalOptions) error {
+	switch {
+	case o.attempts < 1:
+		return fmt.Errorf("--attempts %d: must be 1 or more", o.attempts)
+	case o.parallel < 1:
+		return fmt.Errorf("--parallel %d: must be 1 or more", o.parallel)
+	case o.reruns < 0:
+		return fmt.Errorf("--reruns %d: must be 0 or more", o.reruns)
+	case o.resume && o.out == "":
+		return errors.New("--resume needs --out, the results directory of the run to continue")
+	}
+	policyName := "scripted:" + agent.ModeReference
+	var newPolicy eval.PolicyFunc
+	if o.agent.policy == "scripted" {
+		newPolicy = func(t *task.Task) (agent.Policy, []string, error) {
+			ref, err := t.ReadReference()
+			if err != nil {
+				return nil, nil, err
+			}
+			return &agent.Scripted{Mode: agent.ModeReference, Patch: string(ref)}, nil, nil
+		}
+	} else {
+		// Validate the flags (and find the key) once, before any environment starts.
+		if _, _, err := o.agent.policyFor(); err != nil {
+			return err
+		}
+		policyName = o.agent.policy
+		newPolicy = func(*task.Task) (agent.Policy, []string, error) { return o.agent.policyFor() }
+	}
+	progress, err := newProgress(o.progress)
+	if err != nil {
+		return err
+	}
+	if o.out == "" {
+		o.out = filepath.Join("eval-results", time.Now().UTC().Format("20060102T150405Z"))
+	}
+
+	ctx, cancel := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer cancel()
+	tmp, err := os.MkdirTemp("", "agentbox-eval-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	tasks, err := loadSuite(ctx, o.suite, o.repos, tmp)
+	if err != nil {
+		return err
+	}
+	svc, closeSvc, err := newLocalEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeSvc()
+
+	say := func(s string) { fmt.Fprintln(os.Stderr, "agentbox: "+s) }
+	say(fmt.Sprintf("eval: %d tasks x %d attempts, policy %s, %d at once, results in %s", len(tasks), o.attempts, policyName, o.parallel, o.out))
+	r, err := eval.Run(ctx, eval.Options{
+		Service: svc, Owner: env.Owner{Tenant: "local"}, Tasks: tasks,
+		Suite: o.suite, PolicyName: policyName, Model: o.agent.model, Policy: newPolicy,
+		Attempts: o.attempts, Parallel: o.parallel, Out: o.out, Resume: o.resume,
+		Limits: o.agent.limits, Grade: grade.Options{Reruns: o.reruns},
+		GoCache:  func(ctx context.Context) (string, error) { return goCacheFor(ctx, svc, o.goCache, tasks, say) },
+		Progress: progress,
+	})
+	if b, ok := progress.(*eval.Bar); ok {
+		b.Wait()
+	}
+	if r != nil {
+		fmt.Println()
+		report.Table(os.Stdout, r)
+		fmt.Printf("\nreport: %s\n", filepath.Join(o.out, "report.html"))
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(os.Stderr, "agentbox: eval interrupted; continue with: agentbox eval --resume --out %s (and the same flags)\n", o.out)
+			return exitError{130}
+		}
+		return err
+	}
+	if r.Summary.InfraErrors > 0 || r.Summary.Errors > 0 {
+		return exitError{1}
+	}
+	return nil
+}
+
+func newProgress(mode string) (eval.Progress, error) {
+	switch mode {
+	case "auto":
+		if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return eval.NewBar(os.Stderr), nil
+		}
+		return eval.NewLines(os.Stderr), nil
+	case "bar":
+		return eval.NewBar(os.Stderr), nil
+	case "lines":
+		return eval.NewLines(os.Stderr), nil
+	case "none":
+		return nil, nil
+	}
+	return nil, fmt.Errorf("--progress %q: use auto, bar, lines or none", mode)
+}

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/eval/report"
+	"github.com/agentbox/agentbox/internal/eval/report/reporttest"
+	"github.com/agentbox/agentbox/internal/task"
+	"github.com/agentbox/agentbox/internal/testenv"
+)
+
+// goCacheDir is shared by the package's eval and grade tests: the first warms it
+// (~30 s), the others reuse it, as later runs of a user's agentbox do.
+var goCacheDir = filepath.Join(os.TempDir(), "agentbox-cli-test-gocache-"+strconv.Itoa(os.Getpid()))
+
+func builtinIDs() []string { return []string{"C01", "C02", "C03", "G01", "G02", "G03", "calc"} }
+
+// TestEvalEndToEnd is the README's main job: `agentbox eval` over the built-in
+// suite with the scripted policy. Every attempt resolves, every attempt's files
+// are written, report.html renders the results table in headless Chromium, a
+// second run with --resume does nothing, and one without it is refused.
+func TestEvalEndToEnd(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.Require(t, reporttest.Available(), "chromium is not installed (apt-get install chromium)")
+	defer noLeftovers(t, time.Now())
+	out := filepath.Join(t.TempDir(), "results")
+	start := time.Now()
+	stdout, stderr, status := cli(t, "eval", "--out", out, "--go-cache", goCacheDir, "--progress", "lines")
+	if status != 0 {
+		t.Fatalf("eval: status %d\nstdout:\n%s\nstderr:\n%s", status, stdout, stderr)
+	}
+	t.Logf("eval took %v\n%s", time.Since(start), stdout)
+	for _, id := range builtinIDs() {
+		if !regexpLine(stdout, id+" +1 +resolved ") {
+			t.Errorf("the results table has no resolved row for %s:\n%s", id, stdout)
+		}
+	}
+	if !strings.Contains(stdout, "resolved 7/7") || !strings.Contains(stderr, "[7/7]") {
+		t.Errorf("no summary or progress:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+
+	r, err := report.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Attempts) != 7 || r.Summary.Resolved != 7 || r.Interrupted || r.Policy != "scripted:reference" {
+		t.Fatalf("report: %d attempts, %d resolved, interrupted %v, policy %q", len(r.Attempts), r.Summary.Resolved, r.Interrupted, r.Policy)
+	}
+	for _, a := range r.Attempts {
+		dir := filepath.Join(out, a.Dir)
+		for _, f := range []string{"trace.jsonl", "events.jsonl", "patch.diff", "grade.json", "test.log", "attempt.json"} {
+			fi, err := os.Stat(filepath.Join(dir, f))
+			if err != nil || fi.Size() == 0 {
+				t.Errorf("%s: %s missing or empty (%v)", a.Dir, f, err)
+			}
+		}
+		if a.StopReason != "done" || a.Steps != 4 || !a.Verdict.Resolved || a.Verdict.ApplyMethod != "strict" {
+			t.Errorf("%s: stop %s, %d steps, verdict %+v", a.Dir, a.StopReason, a.Steps, a.Verdict)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	rows, err := reporttest.RenderedTable(ctx, filepath.Join(out, "report.html"))
+	if err != nil {
+		t.Fatalf("render report.html: %v", err)
+	}
+	var tasks []string
+	for _, row := range rows {
+		if len(row) < 3 || row[2] != "resolved" {
+			t.Errorf("rendered row %q: want task, attempt, resolved", row)
+			continue
+		}
+		tasks = append(tasks, row[0])
+	}
+	if !slices.Equal(tasks, builtinIDs()) {
+		t.Errorf("rendered table rows %q, want %q", tasks, builtinIDs())
+	}
+
+	before, _ := os.Stat(filepath.Join(out, "C01", "1", "attempt.json"))
+	stdout, stderr, status = cli(t, "eval", "--out", out, "--resume", "--go-cache", goCacheDir, "--progress", "lines")
+	if status != 0 || !strings.Contains(stderr, "7 of 7 attempts already done") || !strings.Contains(stdout, "resolved 7/7") {
+		t.Fatalf("resume of a finished run: status %d\nstdout:\n%s\nstderr:\n%s", status, stdout, stderr)
+	}
+	if after, _ := os.Stat(filepath.Join(out, "C01", "1", "attempt.json")); !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("resume redid a finished attempt")
+	}
+	_, stderr, status = cli(t, "eval", "--out", out, "--go-cache", goCacheDir)
+	if status != 125 || !strings.Contains(stderr, "--resume") {
+		t.Fatalf("eval into a used --out: status %d, stderr %q", status, stderr)
+	}
+}
+
+// TestEvalInterruptAndResume sends SIGINT while attempts run: agentbox exits 130
+// leaving no sandbox process, mount or state directory, records only finished
+// attempts, and --resume completes the run.
+func TestEvalInterruptAndResume(t *testing.T) {
+	testenv.RequireRoot(t)
+	defer noLeftovers(t, time.Now())
+	out := filepath.Join(t.TempDir(), "results")
+	cmd := exec.Command(agentbox, "eval", "--out", out, "--go-cache", goCacheDir, "--progress", "lines", "--parallel", "2")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if strings.HasPrefix(sc.Text(), "[1/7]") {
+			// One attempt is recorded; others are in their environments now.
+			cmd.Process.Signal(syscall.SIGINT)
+			break
+		}
+	}
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("interrupted eval: %v, want exit 130\n%s", err, strings.Join(lines, "\n"))
+	}
+	r, err := report.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Interrupted || len(r.Attempts) == 0 || len(r.Attempts) == 7 {
+		t.Fatalf("interrupted report: interrupted %v with %d attempts, want some of 7", r.Interrupted, len(r.Attempts))
+	}
+	done := len(r.Attempts)
+
+	stdout, errText, status := cli(t, "eval", "--out", out, "--resume", "--go-cache", goCacheDir, "--progress", "lines")
+	if status != 0 || !strings.Contains(errText, "resuming: "+strconv.Itoa(done)+" of 7") || !strings.Contains(stdout, "resolved 7/7") {
+		t.Fatalf("resume: status %d\nstdout:\n%s\nstderr:\n%s", status, stdout, errText)
+	}
+}
+
+// TestEvalBadInput: each bad flag is refused before anything runs, naming itself.
+func TestEvalBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--attempts", "0"}, "--attempts 0"},
+		{[]string{"--parallel", "-1"}, "--parallel -1"},
+		{[]string{"--suite", "/no/such/suite"}, "--suite /no/such/suite"},
+		{[]string{"--suite", "/etc/hostname"}, "SWE-bench JSONL"},
+		{[]string{"--progress", "fancy"}, "--progress"},
+		{[]string{"--policy", "magic"}, "--policy"},
+		{[]string{"--policy", "openai"}, "--model is required"},
+		{[]string{"--resume"}, "--resume needs --out"},
+	} {
+		_, stderr, status := cli(t, append([]string{"eval"}, tc.args...)...)
+		if status != 125 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("eval %q: status %d, stderr %q; want 125 and %q", tc.args, status, stderr, tc.want)
+		}
+	}
+}
+
+// TestGradeCLI grades calc's reference (resolved, exit 0), the empty patch (not
+// resolved, exit 1), a patch deleting the public tests (tampered, exit 1, the
+// path named), and runs the oracle over the built-in suite.
+func TestGradeCLI(t *testing.T) {
+	testenv.RequireRoot(t)
+	dir := t.TempDir()
+	tasks, err := task.Builtin(filepath.Join(dir, "suite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calc *task.Task
+	for _, tk := range tasks {
+		if tk.ID == "calc" {
+			calc = tk
+		}
+	}
+	ref := filepath.Join(calc.Dir, "solution.patch")
+	empty := filepath.Join(dir, "empty.diff")
+	os.WriteFile(empty, nil, 0o644)
+	del := filepath.Join(dir, "delete-tests.diff")
+	testSrc, err := os.ReadFile(filepath.Join(calc.Repo, "tests", "test_calc.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := strings.Count(string(testSrc), "\n")
+	os.WriteFile(del, []byte("diff --git a/tests/test_calc.py b/tests/test_calc.py\ndeleted file mode 100644\n--- a/tests/test_calc.py\n+++ /dev/null\n@@ -1,"+
+		strconv.Itoa(n)+" +0,0 @@\n"+prefixLines(string(testSrc), "-")), 0o644)
+
+	for _, tc := range []struct {
+		patch    string
+		status   int
+		resolved bool
+		tampered bool
+	}{{ref, 0, true, false}, {empty, 1, false, false}, {del, 1, false, true}} {
+		stdout, stderr, status := cli(t, "grade", "--task", calc.Dir, "--patch", tc.patch, "--json")
+		var v struct {
+			Resolved    bool     `json:"resolved"`
+			Tampered    bool     `json:"tampered"`
+			TamperPaths []string `json:"tamper_paths"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &v); err != nil || status != tc.status || v.Resolved != tc.resolved || v.Tampered != tc.tampered {
+			t.Errorf("grade %s: status %d (%v), verdict %s, stderr %s", filepath.Base(tc.patch), status, err, stdout, stderr)
+		}
+		if tc.tampered && !slices.Contains(v.TamperPaths, "tests/test_calc.py") {
+			t.Errorf("tamper paths %q do not name tests/test_calc.py", v.TamperPaths)
+		}
+	}
+	stdout, stderr, status := cli(t, "grade", "--task", calc.Dir, "--patch", ref)
+	if status != 0 || !strings.Contains(stdout, "resolved:") || !strings.Contains(stdout, "5/5 passed") {
+		t.Errorf("grade (text): status %d\n%s\n%s", status, stdout, stderr)
+	}
+
+	stdout, stderr, status = cli(t, "grade", "--oracle", "--go-cache", goCacheDir)
+	if status != 0 || !strings.Contains(stdout, "oracle: 7/7 tasks ok") {
+		t.Fatalf("grade --oracle: status %d\n%s\n%s", status, stdout, stderr)
+	}
+	for _, args := range [][]string{
+		{"grade"},
+		{"grade", "--task", calc.Dir},
+		{"grade", "--oracle", "--task", calc.Dir},
+		{"grade", "--task", calc.Dir, "--patch", "/no/such.diff"},
+		{"grade", "--task", dir, "--patch", ref},
+	} {
+		if _, stderr, status := cli(t, args...); status != 125 || stderr == "" {
+			t.Errorf("%q: status %d, stderr %q; want 125 and a reason", args, status, stderr)
+		}
+	}
+}
+
+func prefixLines(s, p string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if l != "" {
+			b.WriteString(p + l)
+		}
+	}
+	return b.String()
+}
+
+func regexpLine(text, pattern string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if ok, _ := regexpMatch(pattern, l); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func regexpMatch(pattern, s string) (bool, error) { return regexp.MatchString("^"+pattern, s) }
+
+// noLeftovers checks what the agentbox processes started since then left: no
+// process running the binary (sandbox inits are re-executions of it), no state
+// directory of a local environment manager, no mount below one.
+func noLeftovers(t *testing.T, since time.Time) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var left []string
+		procs, _ := filepath.Glob("/proc/[0-9]*/exe")
+		for _, p := range procs {
+			if exe, err := os.Readlink(p); err == nil && (exe == agentbox || exe == agentbox+" (deleted)") {
+				left = append(left, "process "+filepath.Base(filepath.Dir(p)))
+			}
+		}
+		dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "agentbox-agent-*"))
+		for _, d := range dirs {
+			if fi, err := os.Stat(d); err == nil && fi.ModTime().After(since) {
+				left = append(left, "state directory "+d)
+			}
+		}
+		if mi, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+			for _, d := range dirs {
+				if strings.Contains(string(mi), d) {
+					left = append(left, "mount under "+d)
+				}
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("left behind: %s", strings.Join(left, ", "))
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

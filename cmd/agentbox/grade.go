@@ -1,0 +1,288 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/grade"
+	"github.com/agentbox/agentbox/internal/task"
+)
+
+type gradeOptions struct {
+	taskDir, patch string
+	oracle         bool
+	suite, repos   string
+	json           bool
+	reruns         int
+	strict         bool
+	logFile        string
+	goCache        string
+}
+
+func gradeCmd() *cobra.Command {
+	o := &gradeOptions{}
+	cmd := &cobra.Command{
+		Use:   "grade --task DIR --patch FILE [--json] | grade --oracle [--suite builtin|DIR]",
+		Short: "Grade a patch against a task in fresh sandboxes, with its hidden tests",
+		Long: `Grade decides whether a patch resolves a task without asking whoever wrote it.
+A patch touching a protected path (tests, test configuration, conftest.py,
+sitecustomize.py, *.pth, *_test.go, testdata/, .git/, CI files, go.mod, ...) is
+graded tampered, naming the paths. Otherwise it is applied to a pristine copy of
+the task's repository in a fresh sandbox with no network (strictly; if that
+fails, with recounted hunk headers, offsets and whitespace-insensitive matching,
+reported as "fuzzy"), the hidden tests are copied in only then, the test command
+runs under the task's limits with a fresh nonce, and the results are parsed and
+cross-checked with its exit status.
+
+--oracle grades every task of --suite with its reference solution (which must
+resolve it) and with the empty patch (which must not).
+
+Exit status: 0 resolved (--oracle: every check held), 1 not resolved or tampered
+(--oracle: a check failed), 125 the grader could not grade (infra_error, bad
+flags).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return gradeMain(cmd.Context(), o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.taskDir, "task", "", "task directory (holding task.yaml)")
+	f.StringVar(&o.patch, "patch", "", "the patch to grade, a unified or git diff (- for standard input; an empty file is the empty patch)")
+	f.BoolVar(&o.oracle, "oracle", false, "check every task of --suite: its reference resolves it, the empty patch does not")
+	f.StringVar(&o.suite, "suite", "builtin", "with --oracle: builtin, a directory of tasks, or a SWE-bench .jsonl file")
+	f.StringVar(&o.repos, "repos", "", "local git clones for a SWE-bench suite (owner__name or owner/name)")
+	f.BoolVar(&o.json, "json", false, "print the verdict (--oracle: every verdict) as JSON")
+	f.IntVar(&o.reruns, "reruns", 0, "run the tests this many more times to find flaky ones")
+	f.BoolVar(&o.strict, "strict-apply", false, "no fallbacks: a patch that does not apply exactly is not applied")
+	f.StringVar(&o.logFile, "log", "", "write the setup and test commands' output here")
+	f.StringVar(&o.goCache, "go-cache", "", `warm Go build cache directory (default: in the user cache directory, warmed on first use; "off": compile cold)`)
+	return cmd
+}
+
+func gradeMain(ctx context.Context, o *gradeOptions) error {
+	switch {
+	case o.oracle && (o.taskDir != "" || o.patch != ""):
+		return errors.New("--oracle grades a suite's references: give --suite, not --task or --patch")
+	case !o.oracle && (o.taskDir == "" || o.patch == ""):
+		return errors.New("give --task DIR and --patch FILE (or --oracle)")
+	case o.reruns < 0:
+		return fmt.Errorf("--reruns %d: must be 0 or more", o.reruns)
+	}
+	ctx, cancel := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer cancel()
+	tmp, err := os.MkdirTemp("", "agentbox-grade-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	var tasks []*task.Task
+	var patch []byte
+	if o.oracle {
+		tasks, err = loadSuite(ctx, o.suite, o.repos, tmp)
+	} else {
+		var t *task.Task
+		if t, err = task.Load(o.taskDir); err == nil {
+			tasks = []*task.Task{t}
+			patch, err = readPatch(o.patch)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	svc, closeSvc, err := newLocalEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeSvc()
+	cache, err := goCacheFor(ctx, svc, o.goCache, tasks, func(s string) { fmt.Fprintln(os.Stderr, "agentbox: "+s) })
+	if err != nil {
+		return err
+	}
+	gopts := grade.Options{GoCache: cache, Reruns: o.reruns, StrictApply: o.strict, LogFile: o.logFile}
+	owner := env.Owner{Tenant: "local", Task: "grade"}
+	if !o.oracle {
+		v, err := grade.Grade(ctx, svc, owner, tasks[0], patch, gopts)
+		if err != nil {
+			return err
+		}
+		if err := printVerdict(os.Stdout, o.json, v); err != nil {
+			return err
+		}
+		return verdictStatus(v)
+	}
+	return oracle(ctx, svc, owner, tasks, gopts, o.json)
+}
+
+func readPatch(name string) ([]byte, error) {
+	var b []byte
+	var err error
+	if name == "-" {
+		b, err = io.ReadAll(io.LimitReader(os.Stdin, 64<<20+1))
+	} else {
+		b, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--patch: %w", err)
+	}
+	if len(b) > 64<<20 {
+		return nil, errors.New("--patch: larger than 64 MiB")
+	}
+	return b, nil
+}
+
+func verdictStatus(v grade.Verdict) error {
+	switch {
+	case v.InfraError != "":
+		return exitError{125}
+	case !v.Resolved:
+		return exitError{1}
+	}
+	return nil
+}
+
+func printVerdict(w io.Writer, asJSON bool, v grade.Verdict) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "resolved:\t%v\n", v.Resolved)
+	fmt.Fprintf(tw, "tampered:\t%v", v.Tampered)
+	if v.Tampered {
+		fmt.Fprintf(tw, " (%s)", strings.Join(v.TamperPaths, ", "))
+	}
+	fmt.Fprintf(tw, "\npatch applied:\t%v", v.PatchApplied)
+	if v.ApplyMethod != "" {
+		fmt.Fprintf(tw, " (%s)", v.ApplyMethod)
+	}
+	fmt.Fprintln(tw)
+	for _, n := range v.ApplyNotes {
+		fmt.Fprintf(tw, "  apply:\t%s\n", n)
+	}
+	fmt.Fprintf(tw, "fail_to_pass:\t%d/%d passed\n", len(v.FailToPass.Passed), len(v.FailToPass.Passed)+len(v.FailToPass.Failed))
+	for _, id := range v.FailToPass.Failed {
+		fmt.Fprintf(tw, "  failed:\t%s\n", id)
+	}
+	fmt.Fprintf(tw, "pass_to_pass:\t%d/%d passed\n", len(v.PassToPass.Passed), len(v.PassToPass.Passed)+len(v.PassToPass.Failed))
+	for _, id := range v.PassToPass.Failed {
+		fmt.Fprintf(tw, "  failed:\t%s\n", id)
+	}
+	if v.Runs > 1 {
+		fmt.Fprintf(tw, "runs:\t%d, flaky: %s\n", v.Runs, orNone(v.Flaky))
+	}
+	for _, p := range v.Problems {
+		fmt.Fprintf(tw, "problem:\t%s\n", p)
+	}
+	if v.InfraError != "" {
+		fmt.Fprintf(tw, "infra_error:\t%s\n", v.InfraError)
+	}
+	if v.Logs != "" {
+		fmt.Fprintf(tw, "logs:\t%s\n", v.Logs)
+	}
+	fmt.Fprintf(tw, "duration:\t%s\n", (time.Duration(v.DurationMS) * time.Millisecond).String())
+	return tw.Flush()
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+// oracleResult is one task's line of `grade --oracle`.
+type oracleResult struct {
+	Task      string        `json:"task"`
+	OK        bool          `json:"ok"`
+	Reference grade.Verdict `json:"reference"`
+	Empty     grade.Verdict `json:"empty"`
+	Problem   string        `json:"problem,omitempty"`
+}
+
+// oracle grades each task's reference (it must resolve) and the empty patch (it
+// must not, and must not be an infrastructure failure either).
+func oracle(ctx context.Context, svc env.Service, owner env.Owner, tasks []*task.Task, gopts grade.Options, asJSON bool) error {
+	var results []oracleResult
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	if !asJSON {
+		fmt.Fprintln(tw, "TASK\tREFERENCE\tEMPTY PATCH\tCHECK\tTIME")
+	}
+	failed := 0
+	for _, t := range tasks {
+		start := time.Now()
+		r := oracleResult{Task: t.ID}
+		ref, err := t.ReadReference()
+		if err != nil {
+			return err
+		}
+		if r.Reference, err = grade.Grade(ctx, svc, owner, t, ref, gopts); err != nil {
+			return err
+		}
+		if r.Empty, err = grade.Grade(ctx, svc, owner, t, nil, gopts); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		switch {
+		case r.Reference.InfraError != "" || r.Empty.InfraError != "":
+			r.Problem = "infra_error: " + r.Reference.InfraError + r.Empty.InfraError
+		case !r.Reference.Resolved:
+			r.Problem = "the reference does not resolve the task: " + strings.Join(r.Reference.Problems, "; ")
+		case r.Empty.Resolved:
+			r.Problem = "the empty patch resolves the task: its tests do not test the change"
+		default:
+			r.OK = true
+		}
+		if !r.OK {
+			failed++
+		}
+		results = append(results, r)
+		if !asJSON {
+			check := "ok"
+			if !r.OK {
+				check = "FAILED: " + r.Problem
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, word(r.Reference), word(r.Empty), check, time.Since(start).Round(10*time.Millisecond))
+			tw.Flush()
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(results); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(tw, "oracle: %d/%d tasks ok\n", len(tasks)-failed, len(tasks))
+		tw.Flush()
+	}
+	if failed > 0 {
+		return exitError{1}
+	}
+	return nil
+}
+
+func word(v grade.Verdict) string {
+	switch {
+	case v.InfraError != "":
+		return "infra_error"
+	case v.Tampered:
+		return "tampered"
+	case v.Resolved:
+		return "resolved"
+	}
+	return "unresolved"
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/grade"
+	"github.com/agentbox/agentbox/internal/task"
+)
+
+// loadSuite loads the tasks spec names: "builtin" (extracted under tmp), a task
+// directory, a directory of task directories, or a SWE-bench JSONL file (imported
+// under tmp from the local clones in repos).
+func loadSuite(ctx context.Context, spec, repos, tmp string) ([]*task.Task, error) {
+	if spec == "builtin" {
+		return task.Builtin(filepath.Join(tmp, "builtin"))
+	}
+	fi, err := os.Stat(spec)
+	if err != nil {
+		return nil, fmt.Errorf("--suite %s: %w (give builtin, a task directory, a directory of tasks, or a SWE-bench .jsonl file)", spec, err)
+	}
+	if fi.IsDir() {
+		if _, err := os.Stat(filepath.Join(spec, task.FileName)); err == nil {
+			t, err := task.Load(spec)
+			if err != nil {
+				return nil, err
+			}
+			return []*task.Task{t}, nil
+		}
+		return task.LoadSuite(spec)
+	}
+	if !strings.HasSuffix(spec, ".jsonl") {
+		return nil, fmt.Errorf("--suite %s: a file must be SWE-bench JSONL (*.jsonl)", spec)
+	}
+	if repos == "" {
+		return nil, fmt.Errorf("--suite %s: importing SWE-bench instances needs --repos DIR, a directory of local git clones (owner__name or owner/name)", spec)
+	}
+	f, err := os.Open(spec)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := filepath.Join(tmp, "swebench")
+	if _, err := task.ImportSWEBench(ctx, f, task.ImportOptions{OutDir: out, Repos: repos}); err != nil {
+		return nil, err
+	}
+	return task.LoadSuite(out)
+}
+
+// goCacheFor returns the warm Go build cache for the Go tasks among tasks,
+// warming it first when needed (see grade.WarmGoCache), or "" when flag is "off"
+// or no task is in Go. By default it lives in the user's cache directory, one per
+// Go version, and is reused by later runs.
+func goCacheFor(ctx context.Context, svc env.Service, flag string, tasks []*task.Task, say func(string)) (string, error) {
+	if flag == "off" || !hasGo(tasks) {
+		return "", nil
+	}
+	dir := flag
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("go cache: %w (give --go-cache DIR or --go-cache off)", err)
+		}
+		out, err := exec.CommandContext(ctx, "go", "env", "GOVERSION").Output()
+		if err != nil {
+			cmd := exec.CommandContext(ctx, filepath.Join("/usr/local/go/bin", "go"), "env", "GOVERSION")
+			if out, err = cmd.Output(); err != nil {
+				return "", errors.New("go cache: no go toolchain found for the Go tasks (install Go at /usr/local/go, or give --go-cache off to compile cold)")
+			}
+		}
+		dir = filepath.Join(base, "agentbox", "gocache-"+strings.TrimSpace(string(out)))
+	}
+	say("go build cache: " + dir + " (warmed on first use by compiling the Go tasks' starting code in sandboxes)")
+	if err := grade.WarmGoCache(ctx, svc, env.Owner{Tenant: "local", Task: "warm"}, tasks, dir, ""); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+func hasGo(tasks []*task.Task) bool {
+	for _, t := range tasks {
+		if t.Language == task.Go {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,219 @@
+package eval
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/agent"
+	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/eval/report"
+	"github.com/agentbox/agentbox/internal/grade"
+	"github.com/agentbox/agentbox/internal/task"
+	"github.com/agentbox/agentbox/internal/tool"
+	"github.com/agentbox/agentbox/internal/trace"
+)
+
+// The files of an attempt's directory. attemptFile is written last: an attempt is
+// done exactly when it exists.
+const (
+	attemptFile = "attempt.json"
+	traceFile   = "trace.jsonl"  // the step trace (trace.Step per line)
+	eventsFile  = "events.jsonl" // the append-only event log
+	patchFile   = "patch.diff"
+	gradeFile   = "grade.json"
+	testLogFile = "test.log"
+)
+
+// agentScratch is where an agent's Go cache and GOPATH live inside its sandbox:
+// outside /workspace, so never in its diff.
+const agentScratch = "/tmp/agentbox"
+
+type attemptRecord struct {
+	Run string `json:"run"`
+	report.Attempt
+}
+
+// attempt runs one attempt: the agent in its own environment, then the grading of
+// its diff in a fresh one. ok is false when ctx ended before the attempt did: the
+// attempt is then not recorded.
+func (o *Options) attempt(ctx context.Context, run string, t *task.Task, n int) (a report.Attempt, ok bool) {
+	rel := path.Join(t.ID, strconv.Itoa(n))
+	dir := filepath.Join(o.Out, filepath.FromSlash(rel))
+	a = report.Attempt{Task: t.ID, Title: t.Title, Attempt: n, Dir: rel}
+	start := time.Now()
+	finish := func() (report.Attempt, bool) {
+		a.DurationMS = time.Since(start).Milliseconds()
+		if err := writeJSON(filepath.Join(dir, attemptFile), attemptRecord{Run: run, Attempt: a}); err != nil && a.Error == "" {
+			a.Error = err.Error()
+		}
+		return a, true
+	}
+	// A directory left by an interrupted try is redone from scratch.
+	if err := os.RemoveAll(dir); err != nil {
+		a.Error = err.Error()
+		return a, true
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		a.Error = err.Error()
+		return a, true
+	}
+
+	gopts := o.Grade
+	gopts.LogFile = filepath.Join(dir, testLogFile)
+	if t.Language == task.Go && o.goCache != nil {
+		cache, err := o.goCache()
+		if ctx.Err() != nil {
+			return a, false
+		}
+		if err != nil {
+			a.Error = err.Error()
+			return finish()
+		}
+		gopts.GoCache = cache
+	}
+
+	patch, err := o.runAgent(ctx, run, t, dir, gopts.GoCache, &a)
+	if ctx.Err() != nil {
+		return a, false
+	}
+	if err != nil {
+		a.Error = err.Error()
+		return finish()
+	}
+	a.PatchBytes = len(patch)
+
+	gstart := time.Now()
+	v, err := grade.Grade(ctx, o.Service, o.owner(t), t, patch, gopts)
+	a.GradeMS = time.Since(gstart).Milliseconds()
+	if ctx.Err() != nil {
+		return a, false
+	}
+	if err != nil {
+		a.Error = err.Error()
+		return finish()
+	}
+	a.Verdict, a.Resolved, a.Tampered, a.InfraError = v, v.Resolved, v.Tampered, v.InfraError
+	if err := writeJSON(filepath.Join(dir, gradeFile), v); err != nil {
+		a.Error = err.Error()
+	}
+	return finish()
+}
+
+func (o *Options) owner(t *task.Task) env.Owner {
+	w := o.Owner
+	w.Task = t.ID
+	return w
+}
+
+// runAgent runs the agent's session on t in a fresh environment and returns its
+// diff. The environment is destroyed before it returns.
+func (o *Options) runAgent(ctx context.Context, run string, t *task.Task, dir, goCache string, a *report.Attempt) (patch []byte, err error) {
+	pol, redact, err := o.Policy(t)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	lim := o.Limits
+	if lim.MaxWall <= 0 {
+		lim.MaxWall = t.Limits.Timeout + 5*time.Minute
+	}
+	path := o.Grade.Path
+	if path == "" {
+		path = grade.DefaultPath
+	}
+	e, err := agent.OpenEnv(ctx, agent.EnvOptions{
+		Service: o.Service, Owner: o.owner(t), Workspace: t.Repo,
+		Limits: env.Limits{Memory: t.Limits.Memory, Pids: t.Limits.Pids}, TTL: lim.MaxWall + 5*time.Minute,
+		Labels: map[string]string{"agentbox.eval": run, "agentbox.task": t.ID},
+		Tools: tool.BuiltinOptions{TestCommand: t.PublicTestCommand, TestTimeout: t.Limits.Timeout,
+			Env: append([]string{"PATH=" + path}, t.Env(agentScratch)...)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := e.Close(ctx); cerr != nil && err == nil {
+			err = fmt.Errorf("destroy the agent's environment: %w", cerr)
+		}
+	}()
+	if t.Language == task.Go && goCache != "" {
+		if err := grade.SeedGoCache(ctx, o.Service, o.owner(t), e.ID, goCache, agentScratch+"/gocache"); err != nil {
+			return nil, err
+		}
+	}
+
+	tf, err := os.Create(filepath.Join(dir, traceFile))
+	if err != nil {
+		return nil, err
+	}
+	defer tf.Close()
+	ef, err := os.Create(filepath.Join(dir, eventsFile))
+	if err != nil {
+		return nil, err
+	}
+	defer ef.Close()
+	log := trace.NewLog(trace.LogOptions{Session: agent.NewSessionID(), Redact: redact,
+		Sinks: []trace.Sink{trace.NewJSONL(ef), trace.NewProjector(tf)}})
+	astart := time.Now()
+	res, err := agent.Run(ctx, agent.Options{Goal: t.Statement, Policy: pol, Tools: e.Registry, Limits: lim,
+		Log: log, Model: o.Model, EnvID: e.ID})
+	a.AgentMS = time.Since(astart).Milliseconds()
+	if err != nil {
+		return nil, err
+	}
+	if err := log.Err(); err != nil {
+		return nil, fmt.Errorf("write trace: %w", err)
+	}
+	a.StopReason, a.Steps, a.ToolCalls = string(res.StopReason), res.Steps, res.ToolCalls
+	a.CostUSD, a.InputTokens, a.OutputTokens = res.Usage.CostUSD, int64(res.Usage.InputTokens), int64(res.Usage.OutputTokens)
+
+	// The diff is taken whatever the stop reason: a session that ran out of budget
+	// may still have fixed the task, and the grader, not the agent, decides.
+	patch, err = e.Diff(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, patchFile), patch, 0o644); err != nil {
+		return nil, err
+	}
+	return patch, nil
+}
+
+// readAttempt reads a recorded attempt of the results directory out.
+func readAttempt(out, id string, n int) (attemptRecord, bool) {
+	b, err := os.ReadFile(filepath.Join(out, id, strconv.Itoa(n), attemptFile))
+	if err != nil {
+		return attemptRecord{}, false
+	}
+	var r attemptRecord
+	if json.Unmarshal(b, &r) != nil || r.Task != id || r.Attempt.Attempt != n {
+		return attemptRecord{}, false
+	}
+	return r, true
+}
+
+// writeJSON writes v indented to path atomically: a crash leaves the old file or
+// the new one, never half of one.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp-" + rand.Text()
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+func newRunID() string { return time.Now().UTC().Format("20060102T150405Z") + "-" + rand.Text()[:6] }

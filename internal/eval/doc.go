@@ -1,0 +1,18 @@
+// Package eval runs an agent over a task suite and grades every attempt
+// independently: each (task, attempt) gets a fresh environment for the agent's
+// session (from the task's starting code, no network, the public test command as
+// its test.run tool), the agent's final diff is taken from that environment, and
+// package grade applies it to a pristine copy in another fresh environment with
+// the hidden tests. The agent's own claim (task.finish) decides nothing.
+//
+// Results go to a directory: run.json (the run's identity), per attempt
+// TASK/N/{trace.jsonl, events.jsonl, patch.diff, grade.json, test.log,
+// attempt.json}, and the reports of package report. attempt.json is written last,
+// so a directory holds exactly the attempts that finished; Run with Resume skips
+// those and redoes the rest. Cancelling the context stops new attempts, destroys
+// the environments of running ones and records none of them.
+//
+// It does not choose policies or load suites (the command line does), and it does
+// not retry an attempt whose grading failed for the harness's reasons: that is
+// reported as infra_error, apart from the agent's results.
+package eval

@@ -1,0 +1,261 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/agent"
+	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/eval/report"
+	"github.com/agentbox/agentbox/internal/grade"
+	"github.com/agentbox/agentbox/internal/task"
+)
+
+// PolicyFunc returns a fresh policy for one attempt at a task, and the strings
+// (API keys) its trace must never hold.
+type PolicyFunc func(t *task.Task) (agent.Policy, []string, error)
+
+// Options describe one evaluation run. Service, Tasks, Policy and Out are
+// required; the rest have safe defaults.
+type Options struct {
+	Service env.Service
+	Owner   env.Owner
+	Tasks   []*task.Task
+	// Suite, PolicyName and Model label the report.
+	Suite, PolicyName, Model string
+	Policy                   PolicyFunc
+	// Attempts per task (default 1) and attempts run at once (default 1).
+	Attempts, Parallel int
+	// Out is the results directory. A directory holding another run is refused
+	// unless Resume is set, which continues that run: attempts already recorded
+	// are skipped.
+	Out    string
+	Resume bool
+	// Limits bound each agent session; MaxWall defaults to the task's timeout
+	// plus five minutes.
+	Limits agent.Limits
+	// Grade tunes grading. LogFile is set per attempt; GoCache is set from
+	// GoCache below when that is given.
+	Grade grade.Options
+	// GoCache, when set, is called once, by the first attempt at a Go task, for
+	// the warm Go build cache directory that grading and the agents' environments
+	// start from (see grade.WarmGoCache); other attempts run meanwhile.
+	GoCache func(context.Context) (string, error)
+	// Progress hears about attempts as they start and end; nil hears nothing.
+	Progress Progress
+
+	goCache func() (string, error)
+}
+
+// Progress is told how a run advances. Calls come from several goroutines.
+type Progress interface {
+	// Begin is called once: the attempts to run and those already done (resumed).
+	Begin(total, done, resolved int)
+	// Started and Finished bracket each attempt that runs.
+	Started(task string, attempt int)
+	Finished(a report.Attempt)
+}
+
+// runFile records the identity of the run a results directory holds.
+const runFile = "run.json"
+
+type runInfo struct {
+	Run       string    `json:"run"`
+	Suite     string    `json:"suite"`
+	Policy    string    `json:"policy"`
+	Model     string    `json:"model,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+}
+
+// Run runs every (task, attempt) of o that the results directory does not hold
+// yet, writes each attempt's files and then the reports (report.json, report.md,
+// report.html), and returns the report. When ctx is cancelled it stops starting
+// attempts, lets the running ones end (their environments are destroyed), records
+// only the attempts that finished, and marks the report interrupted; the error is
+// then ctx's.
+func Run(ctx context.Context, o Options) (*report.Report, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	info, err := o.openOut()
+	if err != nil {
+		return nil, err
+	}
+	type key struct {
+		task    *task.Task
+		attempt int
+	}
+	var todo []key
+	var done []report.Attempt
+	for _, t := range o.Tasks {
+		for n := 1; n <= o.Attempts; n++ {
+			if a, ok := readAttempt(o.Out, t.ID, n); ok && a.Run == info.Run {
+				done = append(done, a.Attempt)
+				continue
+			}
+			todo = append(todo, key{t, n})
+		}
+	}
+	if o.GoCache != nil {
+		// The first Go attempt warms the cache: let the others wait behind the
+		// attempts that need no cache, not block workers in front of them.
+		first := slices.IndexFunc(todo, func(k key) bool { return k.task.Language == task.Go })
+		if first >= 0 {
+			lead := todo[first]
+			rest := slices.Delete(slices.Clone(todo), first, first+1)
+			slices.SortStableFunc(rest, func(a, b key) int {
+				return boolInt(a.task.Language == task.Go) - boolInt(b.task.Language == task.Go)
+			})
+			todo = append([]key{lead}, rest...)
+		}
+	}
+	prog := o.Progress
+	if prog == nil {
+		prog = nopProgress{}
+	}
+	resolved := 0
+	for _, a := range done {
+		if a.Resolved {
+			resolved++
+		}
+	}
+	prog.Begin(len(todo)+len(done), len(done), resolved)
+	if o.GoCache != nil {
+		o.goCache = sync.OnceValues(func() (string, error) { return o.GoCache(ctx) })
+	}
+
+	var (
+		mu      sync.Mutex
+		results = done
+		wg      sync.WaitGroup
+		sem     = make(chan struct{}, o.Parallel)
+	)
+	for _, k := range todo {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			prog.Started(k.task.ID, k.attempt)
+			a, ok := o.attempt(ctx, info.Run, k.task, k.attempt)
+			if !ok {
+				return // interrupted: not recorded, a resumed run redoes it
+			}
+			prog.Finished(a)
+			mu.Lock()
+			results = append(results, a)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+
+	slices.SortFunc(results, func(a, b report.Attempt) int {
+		if a.Task != b.Task {
+			return taskOrder(o.Tasks, a.Task) - taskOrder(o.Tasks, b.Task)
+		}
+		return a.Attempt - b.Attempt
+	})
+	now := time.Now()
+	r := &report.Report{Run: info.Run, Suite: o.Suite, Policy: o.PolicyName, Model: o.Model,
+		StartedAt: info.StartedAt, FinishedAt: now, DurationMS: now.Sub(info.StartedAt).Milliseconds(),
+		Interrupted: ctx.Err() != nil, Attempts: results, Summary: report.Summarize(results)}
+	if err := report.Write(o.Out, r); err != nil {
+		return r, fmt.Errorf("eval: write reports: %w", err)
+	}
+	if ctx.Err() != nil {
+		return r, context.Cause(ctx)
+	}
+	return r, nil
+}
+
+func (o *Options) check() error {
+	switch {
+	case o.Service == nil:
+		return errors.New("eval: no environment service")
+	case len(o.Tasks) == 0:
+		return errors.New("eval: the suite has no task")
+	case o.Policy == nil:
+		return errors.New("eval: no policy")
+	case o.Out == "":
+		return errors.New("eval: no results directory")
+	case o.Attempts < 0 || o.Parallel < 0:
+		return fmt.Errorf("eval: attempts (%d) and parallel (%d) must be positive", o.Attempts, o.Parallel)
+	}
+	seen := map[string]bool{}
+	for _, t := range o.Tasks {
+		if seen[t.ID] {
+			return fmt.Errorf("eval: task id %s appears twice in the suite", t.ID)
+		}
+		seen[t.ID] = true
+	}
+	if o.Attempts == 0 {
+		o.Attempts = 1
+	}
+	if o.Parallel == 0 {
+		o.Parallel = 1
+	}
+	return nil
+}
+
+// openOut creates the results directory, or checks that it holds the same run
+// when resuming. A directory holding another run, or any files when not resuming,
+// is refused: results are never mixed or overwritten.
+func (o *Options) openOut() (runInfo, error) {
+	path := filepath.Join(o.Out, runFile)
+	if b, err := os.ReadFile(path); err == nil {
+		var info runInfo
+		if err := json.Unmarshal(b, &info); err != nil {
+			return runInfo{}, fmt.Errorf("eval: %s: %w", path, err)
+		}
+		if !o.Resume {
+			return runInfo{}, fmt.Errorf("eval: %s already holds run %s: give --resume to continue it, or another --out", o.Out, info.Run)
+		}
+		if info.Suite != o.Suite || info.Policy != o.PolicyName || info.Model != o.Model {
+			return runInfo{}, fmt.Errorf("eval: %s holds run %s of suite %q, policy %q, model %q; this run is suite %q, policy %q, model %q: resume it with the same flags, or use another --out",
+				o.Out, info.Run, info.Suite, info.Policy, info.Model, o.Suite, o.PolicyName, o.Model)
+		}
+		return info, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return runInfo{}, fmt.Errorf("eval: %w", err)
+	}
+	if entries, err := os.ReadDir(o.Out); err == nil && len(entries) > 0 {
+		return runInfo{}, fmt.Errorf("eval: %s is not empty and holds no run: choose an empty or new --out", o.Out)
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return runInfo{}, fmt.Errorf("eval: %w", err)
+	}
+	info := runInfo{Run: newRunID(), Suite: o.Suite, Policy: o.PolicyName, Model: o.Model, StartedAt: time.Now().UTC()}
+	if err := writeJSON(path, info); err != nil {
+		return runInfo{}, fmt.Errorf("eval: %w", err)
+	}
+	return info, nil
+}
+
+func taskOrder(tasks []*task.Task, id string) int {
+	return slices.IndexFunc(tasks, func(t *task.Task) bool { return t.ID == id })
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+type nopProgress struct{}
+
+func (nopProgress) Begin(int, int, int)      {}
+func (nopProgress) Started(string, int)      {}
+func (nopProgress) Finished(report.Attempt) {}
