@@ -1,0 +1,147 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentbox/agentbox/internal/agent"
+	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/eval/report"
+	"github.com/agentbox/agentbox/internal/task"
+	"github.com/agentbox/agentbox/internal/testenv"
+)
+
+func setup(t *testing.T) (*env.Manager, []*task.Task) {
+	t.Helper()
+	testenv.RequireRoot(t)
+	m, err := env.NewManager(env.Config{StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := m.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	all, err := task.Builtin(filepath.Join(t.TempDir(), "suite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var py []*task.Task
+	for _, tk := range all {
+		if tk.ID == "calc" || tk.ID == "C01" {
+			py = append(py, tk)
+		}
+	}
+	return m, py
+}
+
+func call(tool string, args any) agent.Decision {
+	b, _ := json.Marshal(args)
+	return agent.Decision{Tool: tool, Args: b}
+}
+
+// TestAgentsClaimDecidesNothing: a policy that tries to finish without changing
+// anything (refused by task.finish: no passing test run) is unresolved; one that
+// "fixes" calc by emptying its public test, sees test.run pass and finishes (stop
+// reason done) is tampered all the same; a policy that cannot be built is an
+// attempt error. Attempts and tasks are all recorded, and the summary counts them.
+func TestAgentsClaimDecidesNothing(t *testing.T) {
+	m, tasks := setup(t)
+	finish := call("task.finish", map[string]string{"summary": "all fixed, tests pass"})
+	policies := map[string]PolicyFunc{
+		"claim": func(*task.Task) (agent.Policy, []string, error) {
+			return &agent.Sequence{Decisions: []agent.Decision{finish}}, nil, nil
+		},
+		"tamper": func(tk *task.Task) (agent.Policy, []string, error) {
+			if tk.ID != "calc" {
+				return nil, nil, errors.New("no tamper script for " + tk.ID)
+			}
+			return &agent.Sequence{StopOnError: true, Decisions: []agent.Decision{
+				call("fs.write", map[string]string{"path": "tests/test_calc.py", "content": "import unittest\n"}),
+				call("test.run", map[string]string{}),
+				finish,
+			}}, nil, nil
+		},
+	}
+	for name, pol := range policies {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			r, err := Run(t.Context(), Options{Service: m, Owner: env.Owner{Tenant: "t"}, Tasks: tasks, Suite: "test",
+				PolicyName: name, Policy: pol, Attempts: 2, Parallel: 2, Out: out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Attempts) != 4 || r.Summary.Attempts != 4 || r.Summary.Tasks != 2 || r.Summary.Resolved != 0 {
+				t.Fatalf("summary %+v with %d attempts", r.Summary, len(r.Attempts))
+			}
+			for _, a := range r.Attempts {
+				want := "unresolved"
+				if name == "tamper" {
+					want = map[string]string{"calc": "tampered", "C01": "error"}[a.Task]
+				}
+				if a.Outcome() != want {
+					t.Errorf("%s: outcome %s (%s), want %s", a.Dir, a.Outcome(), a.Error, want)
+				}
+				if want == "tampered" && strings.Join(a.Verdict.TamperPaths, ",") != "tests/test_calc.py" {
+					t.Errorf("%s: tamper paths %q", a.Dir, a.Verdict.TamperPaths)
+				}
+				stop := map[string]string{"claim": "policy_stop", "tamper": "done"}[name]
+				if want != "error" && a.StopReason != stop {
+					t.Errorf("%s: stop reason %s, want %s", a.Dir, a.StopReason, stop)
+				}
+			}
+			back, err := report.Load(out)
+			if err != nil || back.Summary != r.Summary {
+				t.Fatalf("report.json: %+v, %v; want %+v", back.Summary, err, r.Summary)
+			}
+		})
+	}
+}
+
+// TestResumeRules: a used results directory is refused without Resume, and with
+// Resume under other flags; an empty one that holds no run is refused too.
+func TestResumeRules(t *testing.T) {
+	m, tasks := setup(t)
+	tasks = tasks[:1]
+	pol := func(*task.Task) (agent.Policy, []string, error) {
+		return &agent.Sequence{Decisions: []agent.Decision{call("task.finish", map[string]string{})}}, nil, nil
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	o := Options{Service: m, Tasks: tasks, Suite: "s", PolicyName: "p", Policy: pol, Out: out}
+	if _, err := Run(t.Context(), o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(t.Context(), o); err == nil || !strings.Contains(err.Error(), "--resume") {
+		t.Errorf("second run into the same directory: %v", err)
+	}
+	o.Resume, o.PolicyName = true, "other"
+	if _, err := Run(t.Context(), o); err == nil || !strings.Contains(err.Error(), "policy") {
+		t.Errorf("resume with another policy: %v", err)
+	}
+	o.PolicyName = "p"
+	if r, err := Run(t.Context(), o); err != nil || len(r.Attempts) != 1 {
+		t.Errorf("resume of a finished run: %v", err)
+	}
+	junk := t.TempDir()
+	os.WriteFile(filepath.Join(junk, "notes.txt"), []byte("mine"), 0o644)
+	o.Out, o.Resume = junk, false
+	if _, err := Run(t.Context(), o); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("run into a directory holding other files: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(junk, "notes.txt")); string(b) != "mine" {
+		t.Errorf("the other files were touched")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	o.Out = filepath.Join(t.TempDir(), "cancelled")
+	r, err := Run(ctx, o)
+	if !errors.Is(err, context.Canceled) || r == nil || !r.Interrupted || len(r.Attempts) != 0 {
+		t.Errorf("cancelled run: %v, %+v", err, r)
+	}
+}
