@@ -256,6 +256,6 @@ func boolInt(b bool) int {
 
 type nopProgress struct{}
 
-func (nopProgress) Begin(int, int, int)      {}
-func (nopProgress) Started(string, int)      {}
+func (nopProgress) Begin(int, int, int)     {}
+func (nopProgress) Started(string, int)     {}
 func (nopProgress) Finished(report.Attempt) {}
