@@ -63,6 +63,25 @@ func TestScriptedModesInMemory(t *testing.T) {
 	}
 }
 
+// TestScriptedReferenceRefusals: the reference mode stops, saying why, when it has
+// no patch, and when its patch does not apply (the in-memory patch.apply takes no
+// diff, so the call is refused as invalid).
+func TestScriptedReferenceRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		patch, why string
+		calls      int
+	}{
+		{"", "no reference patch", 0},
+		{"--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-x\n+y\n", "the reference patch did not apply", 2},
+	} {
+		reg, _ := newMemCalc(t)
+		res, _, _ := session(t, Options{Policy: &Scripted{Mode: ModeReference, Patch: tc.patch}, Tools: reg})
+		if res.StopReason != StopPolicy || !strings.Contains(res.Detail, tc.why) || res.ToolCalls != tc.calls {
+			t.Errorf("patch %q: stop %s (%s) after %d calls, want policy_stop (%s) after %d", tc.patch, res.StopReason, res.Detail, res.ToolCalls, tc.why, tc.calls)
+		}
+	}
+}
+
 // progressing writes a new file content every step, so it never repeats itself.
 type progressing struct{ n int }
 
