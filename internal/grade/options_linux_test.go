@@ -79,3 +79,18 @@ func TestReruns(t *testing.T) {
 		t.Errorf("the log lacks the third run:\n%s", data)
 	}
 }
+
+// TestSameVerdictTwice grades seed 000's C01 candidates twice each: the verdicts
+// are identical but for the time taken.
+func TestSameVerdictTwice(t *testing.T) {
+	m := newManager(t)
+	tk := builtin(t, "C01")
+	for _, name := range []string{"C01/floor.patch", "C01/ceil.patch", "C01/delete_public_tests.patch"} {
+		patch := readTestdata(t, name)
+		a, b := gradeIt(t, m, tk, patch, Options{}), gradeIt(t, m, tk, patch, Options{})
+		a.DurationMS, b.DurationMS = 0, 0
+		if dump(a) != dump(b) {
+			t.Errorf("%s graded twice:\n%s\n%s", name, dump(a), dump(b))
+		}
+	}
+}
