@@ -152,6 +152,8 @@ func TestEvalInterruptAndResume(t *testing.T) {
 
 // TestEvalBadInput: each bad flag is refused before anything runs, naming itself.
 func TestEvalBadInput(t *testing.T) {
+	jsonl := filepath.Join(t.TempDir(), "swe.jsonl")
+	os.WriteFile(jsonl, []byte(`{"instance_id":"x"}`+"\n"), 0o644)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -164,6 +166,8 @@ func TestEvalBadInput(t *testing.T) {
 		{[]string{"--policy", "magic"}, "--policy"},
 		{[]string{"--policy", "openai"}, "--model is required"},
 		{[]string{"--resume"}, "--resume needs --out"},
+		{[]string{"--suite", jsonl}, "needs --repos"},
+		{[]string{"--suite", jsonl, "--repos", t.TempDir()}, "swe-bench line 1 (x)"},
 	} {
 		_, stderr, status := cli(t, append([]string{"eval"}, tc.args...)...)
 		if status != 125 || !strings.Contains(stderr, tc.want) {
