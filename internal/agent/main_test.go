@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -14,13 +12,5 @@ import (
 // run if the tests leave goroutines, child processes or file descriptors behind.
 func TestMain(m *testing.M) {
 	nsinit.MaybeRun() // the test binary doubles as the sandbox init
-	base := testenv.Take()
-	code := m.Run()
-	if code == 0 {
-		if err := base.Check(5 * time.Second); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	testenv.Main(m, 5*time.Second)
 }

@@ -1,8 +1,6 @@
 package eval
 
 import (
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -14,13 +12,5 @@ import (
 // fails the run if the tests leave goroutines, processes or descriptors behind.
 func TestMain(m *testing.M) {
 	nsinit.MaybeRun()
-	base := testenv.Take()
-	code := m.Run()
-	if code == 0 {
-		if err := base.Check(5 * time.Second); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	testenv.Main(m, 5*time.Second)
 }

@@ -1,7 +1,6 @@
 package landlock
 
 import (
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -15,13 +14,5 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(victimEnv); spec != "" {
 		os.Exit(runVictim(spec))
 	}
-	base := testenv.Take()
-	code := m.Run()
-	if code == 0 {
-		if err := base.Check(2 * time.Second); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	testenv.Main(m, 2*time.Second)
 }

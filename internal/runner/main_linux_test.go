@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -15,13 +13,5 @@ import (
 func TestMain(m *testing.M) {
 	nsinit.MaybeRun() // the test binary doubles as the sandbox init
 	openStdin(nil)    // the shared /dev/null stays open for the life of the process
-	base := testenv.Take()
-	code := m.Run()
-	if code == 0 {
-		if err := base.Check(2 * time.Second); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	testenv.Main(m, 2*time.Second)
 }

@@ -1,7 +1,6 @@
 package seccomp
 
 import (
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -16,13 +15,5 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(victimEnv); name != "" {
 		os.Exit(victimMain(name, os.Getenv(victimFilterEnv) == "1"))
 	}
-	base := testenv.Take()
-	code := m.Run()
-	if code == 0 {
-		if err := base.Check(2 * time.Second); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	testenv.Main(m, 2*time.Second)
 }

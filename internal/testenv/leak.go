@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -70,4 +71,19 @@ func goroutines() []string {
 func fuzzing() bool {
 	f, w := flag.Lookup("test.fuzz"), flag.Lookup("test.fuzzworker")
 	return (f != nil && f.Value.String() != "") || (w != nil && w.Value.String() == "true")
+}
+
+// Main is a TestMain body: it takes the baseline, runs the tests, and exits with
+// their status, or 1 if they passed but left goroutines, descriptors or child
+// processes behind (Check with grace).
+func Main(m *testing.M, grace time.Duration) {
+	base := Take()
+	code := m.Run()
+	if code == 0 {
+		if err := base.Check(grace); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }

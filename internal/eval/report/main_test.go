@@ -1,8 +1,6 @@
 package report
 
 import (
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -12,13 +10,5 @@ import (
 // TestMain fails the run if the tests leave goroutines, child processes (a
 // browser) or file descriptors behind.
 func TestMain(m *testing.M) {
-	base := testenv.Take()
-	code := m.Run()
-	if code == 0 {
-		if err := base.Check(5 * time.Second); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	testenv.Main(m, 5*time.Second)
 }
