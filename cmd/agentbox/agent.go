@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agentbox/agentbox/internal/agent"
 	"github.com/agentbox/agentbox/internal/env"
@@ -68,18 +69,9 @@ reason, 125 when the session could not run.`,
 	f.StringVar(&o.goalFile, "goal-file", "", "read the goal from this file instead")
 	f.StringVar(&o.policy, "policy", "scripted", "scripted, openai or anthropic")
 	f.StringVar(&o.mode, "mode", agent.ModeGood, "scripted mode: good, loop or escape")
-	f.StringVar(&o.model, "model", "", "model name (openai and anthropic policies)")
-	f.StringVar(&o.baseURL, "base-url", "", "model API base URL (default: the provider's)")
-	f.BoolVar(&o.stream, "stream", false, "stream model replies")
-	f.StringVar(&o.apiKeyFile, "api-key-file", "", "file holding the API key (default: $OPENAI_API_KEY or $ANTHROPIC_API_KEY)")
-	f.StringVar(&o.pricesFile, "prices", "", `JSON price table: {"MODEL": {"input_per_mtok": USD, "output_per_mtok": USD}}`)
-	f.Float64Var(&o.priceIn, "price-in", 0, "USD per million input tokens of --model")
-	f.Float64Var(&o.priceOut, "price-out", 0, "USD per million output tokens of --model")
-	f.IntVar(&o.limits.MaxSteps, "max-steps", agent.DefaultMaxSteps, "step budget")
-	f.IntVar(&o.limits.MaxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "tool-call budget")
+	o.modelFlags(f)
 	f.Int64Var(&o.limits.MaxInputTokens, "max-input-tokens", 0, "model input-token budget (0: none)")
 	f.Int64Var(&o.limits.MaxOutputTokens, "max-output-tokens", 0, "model output-token budget (0: none)")
-	f.Float64Var(&o.limits.MaxCostUSD, "max-cost", 0, "money budget in USD (0: none; needs the model's price)")
 	f.DurationVar(&o.limits.MaxWall, "timeout", agent.DefaultMaxWall, "wall-time budget of the session")
 	f.IntVar(&o.limits.NoProgressWindow, "no-progress", agent.DefaultNoProgressWindow, "identical steps in a row that end the session")
 	f.StringVar(&o.testCmd, "test-cmd", "python3 -B -m unittest -v", "test.run's command, split on spaces, run from the workspace root")
@@ -88,6 +80,21 @@ reason, 125 when the session could not run.`,
 	f.StringVar(&o.diffOut, "diff-out", "", "write the final diff here instead of printing it")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
 	return cmd
+}
+
+// modelFlags defines the flags of a model policy and its budgets, shared by
+// agent and eval.
+func (o *agentOptions) modelFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.model, "model", "", "model name (openai and anthropic policies)")
+	f.StringVar(&o.baseURL, "base-url", "", "model API base URL (default: the provider's)")
+	f.BoolVar(&o.stream, "stream", false, "stream model replies")
+	f.StringVar(&o.apiKeyFile, "api-key-file", "", "file holding the API key (default: $OPENAI_API_KEY or $ANTHROPIC_API_KEY)")
+	f.StringVar(&o.pricesFile, "prices", "", `JSON price table: {"MODEL": {"input_per_mtok": USD, "output_per_mtok": USD}}`)
+	f.Float64Var(&o.priceIn, "price-in", 0, "USD per million input tokens of --model")
+	f.Float64Var(&o.priceOut, "price-out", 0, "USD per million output tokens of --model")
+	f.IntVar(&o.limits.MaxSteps, "max-steps", agent.DefaultMaxSteps, "step budget of a session")
+	f.IntVar(&o.limits.MaxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "tool-call budget of a session")
+	f.Float64Var(&o.limits.MaxCostUSD, "max-cost", 0, "money budget of a session in USD (0: none; needs the model's price)")
 }
 
 // policyFor builds the policy; for a model policy, the client with the key from

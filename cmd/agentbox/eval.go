@@ -63,26 +63,15 @@ infrastructure error, 125 when eval could not run, 130 when interrupted.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return evalMain(cmd.Context(), o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.suite, "suite", "builtin", "builtin, a task directory, a directory of tasks, or a SWE-bench .jsonl file")
-	f.StringVar(&o.repos, "repos", "", "local git clones for a SWE-bench suite (owner__name or owner/name)")
+	suiteFlags(f, &o.suite, &o.repos, &o.goCache)
 	f.StringVar(&o.agent.policy, "policy", "scripted", "scripted (replays each task's reference solution), openai or anthropic")
-	f.StringVar(&o.agent.model, "model", "", "model name (openai and anthropic policies)")
-	f.StringVar(&o.agent.baseURL, "base-url", "", "model API base URL (default: the provider's)")
-	f.StringVar(&o.agent.apiKeyFile, "api-key-file", "", "file holding the API key (default: $OPENAI_API_KEY or $ANTHROPIC_API_KEY)")
-	f.BoolVar(&o.agent.stream, "stream", false, "stream model replies")
-	f.StringVar(&o.agent.pricesFile, "prices", "", `JSON price table: {"MODEL": {"input_per_mtok": USD, "output_per_mtok": USD}}`)
-	f.Float64Var(&o.agent.priceIn, "price-in", 0, "USD per million input tokens of --model")
-	f.Float64Var(&o.agent.priceOut, "price-out", 0, "USD per million output tokens of --model")
-	f.IntVar(&o.agent.limits.MaxSteps, "max-steps", agent.DefaultMaxSteps, "step budget of each attempt")
-	f.IntVar(&o.agent.limits.MaxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "tool-call budget of each attempt")
-	f.Float64Var(&o.agent.limits.MaxCostUSD, "max-cost", 0, "money budget of each attempt in USD (0: none; needs the model's price)")
+	o.agent.modelFlags(f)
 	f.DurationVar(&o.agent.limits.MaxWall, "timeout", 0, "wall-time budget of each attempt's session (default: the task's timeout + 5m)")
 	f.IntVar(&o.attempts, "attempts", 1, "attempts per task")
 	f.IntVar(&o.parallel, "parallel", min(runtime.NumCPU(), 4), "attempts run at once")
 	f.StringVar(&o.out, "out", "", "results directory (default eval-results/<UTC time>)")
 	f.BoolVar(&o.resume, "resume", false, "continue the run in --out, skipping finished attempts")
 	f.IntVar(&o.reruns, "reruns", 0, "run each graded test suite this many more times to find flaky tests")
-	f.StringVar(&o.goCache, "go-cache", "", `warm Go build cache directory (default: in the user cache directory, warmed on first use; "off": compile cold)`)
 	f.StringVar(&o.progress, "progress", "auto", "auto (a bar on a terminal, lines otherwise), bar, lines or none")
 	return cmd
 }

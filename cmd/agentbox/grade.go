@@ -59,13 +59,11 @@ flags).`,
 	f.StringVar(&o.taskDir, "task", "", "task directory (holding task.yaml)")
 	f.StringVar(&o.patch, "patch", "", "the patch to grade, a unified or git diff (- for standard input; an empty file is the empty patch)")
 	f.BoolVar(&o.oracle, "oracle", false, "check every task of --suite: its reference resolves it, the empty patch does not")
-	f.StringVar(&o.suite, "suite", "builtin", "with --oracle: builtin, a directory of tasks, or a SWE-bench .jsonl file")
-	f.StringVar(&o.repos, "repos", "", "local git clones for a SWE-bench suite (owner__name or owner/name)")
+	suiteFlags(f, &o.suite, &o.repos, &o.goCache)
 	f.BoolVar(&o.json, "json", false, "print the verdict (--oracle: every verdict) as JSON")
 	f.IntVar(&o.reruns, "reruns", 0, "run the tests this many more times to find flaky ones")
 	f.BoolVar(&o.strict, "strict-apply", false, "no fallbacks: a patch that does not apply exactly is not applied")
 	f.StringVar(&o.logFile, "log", "", "write the setup and test commands' output here")
-	f.StringVar(&o.goCache, "go-cache", "", `warm Go build cache directory (default: in the user cache directory, warmed on first use; "off": compile cold)`)
 	return cmd
 }
 
@@ -255,7 +253,7 @@ func oracle(ctx context.Context, svc env.Service, owner env.Owner, tasks []*task
 			if !r.OK {
 				check = "FAILED: " + r.Problem
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, word(r.Reference), word(r.Empty), check, time.Since(start).Round(10*time.Millisecond))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, r.Reference.Outcome(), r.Empty.Outcome(), check, time.Since(start).Round(10*time.Millisecond))
 			tw.Flush()
 		}
 	}
@@ -273,16 +271,4 @@ func oracle(ctx context.Context, svc env.Service, owner env.Owner, tasks []*task
 		return exitError{1}
 	}
 	return nil
-}
-
-func word(v grade.Verdict) string {
-	switch {
-	case v.InfraError != "":
-		return "infra_error"
-	case v.Tampered:
-		return "tampered"
-	case v.Resolved:
-		return "resolved"
-	}
-	return "unresolved"
 }

@@ -9,10 +9,20 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/grade"
 	"github.com/agentbox/agentbox/internal/task"
 )
+
+// suiteFlags defines the flags naming a suite and the Go build cache, shared by
+// eval and grade.
+func suiteFlags(f *pflag.FlagSet, suite, repos, goCache *string) {
+	f.StringVar(suite, "suite", "builtin", "builtin, a task directory, a directory of tasks, or a SWE-bench .jsonl file (grade: with --oracle)")
+	f.StringVar(repos, "repos", "", "local git clones for a SWE-bench suite (owner__name or owner/name)")
+	f.StringVar(goCache, "go-cache", "", `warm Go build cache directory (default: in the user cache directory, warmed on first use; "off": compile cold)`)
+}
 
 // loadSuite loads the tasks spec names: "builtin" (extracted under tmp), a task
 // directory, a directory of task directories, or a SWE-bench JSONL file (imported

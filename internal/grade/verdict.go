@@ -39,3 +39,17 @@ type Split struct {
 	Passed []string `json:"passed"`
 	Failed []string `json:"failed"`
 }
+
+// Outcome is the verdict in one word: infra_error, tampered, resolved or
+// unresolved (in that order of precedence).
+func (v Verdict) Outcome() string {
+	switch {
+	case v.InfraError != "":
+		return "infra_error"
+	case v.Tampered:
+		return "tampered"
+	case v.Resolved:
+		return "resolved"
+	}
+	return "unresolved"
+}

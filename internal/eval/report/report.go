@@ -60,17 +60,10 @@ type Attempt struct {
 // Outcome is the attempt's one-word result for tables: resolved, tampered,
 // infra_error, error or unresolved.
 func (a Attempt) Outcome() string {
-	switch {
-	case a.Error != "":
+	if a.Error != "" {
 		return "error"
-	case a.InfraError != "":
-		return "infra_error"
-	case a.Tampered:
-		return "tampered"
-	case a.Resolved:
-		return "resolved"
 	}
-	return "unresolved"
+	return grade.Verdict{Resolved: a.Resolved, Tampered: a.Tampered, InfraError: a.InfraError}.Outcome()
 }
 
 // Summary counts the attempts of a run.
