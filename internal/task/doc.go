@@ -101,33 +101,53 @@
 //
 // The Python tasks run hidden/agentbox_unittest.py, a stdlib unittest runner
 // (python3 -I -S -B: no environment variables, no site-packages, no sitecustomize).
-// It takes the variables out of its environment before importing any code under
-// test, creates the results file with O_EXCL|O_NOFOLLOW, appends the repository to
-// sys.path after the standard library (a repository random.py cannot shadow the
-// real one), loads repository modules only from .py source (never __pycache__,
-// .pyc or extension modules that a reviewer of the diff cannot read), checks after
-// the run that the unittest machinery was not replaced, writes JUnit XML with the
-// nonce, and exits 0 only if a test ran and none failed.
+// It creates the results file with O_EXCL|O_NOFOLLOW, then execs the interpreter
+// again with AGENTBOX_* out of its environment, handing over the file as a
+// descriptor and the nonce through a pipe (os.environ.pop leaves them in
+// /proc/self/environ). Before importing any code under test it reads every .py file
+// under its start directories and imports the standard library modules those files
+// name. It appends the repository to sys.path after the standard library (a
+// repository random.py cannot shadow the real one), loads repository modules only
+// from .py source (never __pycache__, .pyc or extension modules that a reviewer of
+// the diff cannot read), and test modules only from the copies it read (a test file
+// rewritten, added or faked in sys.modules at run time does not run). It builds
+// suites from each test module's classes and refuses the load_tests protocol. After
+// the run it checks by identity that the unittest machinery, builtins, sys.meta_path
+// and sys.path_hooks, the functions and class methods of the standard library
+// modules the tests import, and the methods of the test classes are what they were,
+// and that every passing test ran a method compiled from a test file; otherwise it
+// reports tampering (agentbox-error, exit 3). It writes JUnit XML with the nonce and
+// exits 0 only if a test ran and none failed. Hidden tests check exact result types
+// where an object comparing equal to anything could pass (assertIs(type(x), int)).
 //
 // The Go tasks run `go test -json`, whose output the code under test shares: a
 // package's init can print "--- PASS" lines and exit before any test runs. So each
 // hidden test directory holds agentbox_witness_test.go, a TestMain that prints
 // "agentbox-witness nonce=N exit=C" after m.Run returns; a package's results count
 // only with exactly one witness line carrying the nonce and agreeing with its
-// outcomes. Public tests of Go tasks must not define TestMain. Env keeps go offline
+// outcomes. The witness vouches only if os.Args and the test-selection flags
+// (-test.run, -test.skip, -test.list, -test.count, -test.short, -test.shuffle) hold
+// what /proc/self/cmdline gives them, so an init cannot deselect every test and print
+// passes of its own; otherwise it prints "agentbox-witness-refused: why" and exits 1.
+// Public tests of Go tasks must not define TestMain. Env keeps go offline
 // (GOPROXY=off, GOTOOLCHAIN=local) and ignores go.work, vendor/ and cgo. GOCACHE
 // must be private to the run or a copy of a trusted warm cache: code under test can
 // write to it, and a cache shared between runs can be poisoned.
 //
 // What this does not stop: the code under test runs in the same process as the
-// hidden tests, so a patch written to forge results (reading the nonce from its
-// environment or memory, then writing a results file or a witness line and
-// exiting) succeeds against the format alone. The grader must reject patches that
-// touch protected paths and flag patches that reach for the test machinery
-// (unittest, sys.modules, os._exit, gc, inspect, ctypes, the environment; Go init
-// functions, os.Exit or syscall.Exit, printing "--- PASS" or the witness prefix).
-// Hidden property tests make a hard-coded answer fail, but they cannot stop a
-// forger.
+// hidden tests, so a patch written against these runners succeeds against the
+// format alone: it can take the nonce from the runner's memory (Python: the frames
+// of main, sys.modules["__main__"]; Go: the environment, read by an init before the
+// witness runs), write a results file or a witness line, and exit; or undo what it
+// changed before the checks run (internal/grade/testdata/adversarial keeps such
+// patches as known holes). The grader must reject patches that touch protected paths
+// and flag patches that reach for the test machinery (unittest, sys.modules,
+// sys._getframe and frame attributes, __main__, os._exit, gc, inspect, ctypes,
+// /proc, the environment, AGENTBOX_; Go init functions, os.Args, flag.Set, os.Exit or
+// syscall.Exit, printing "--- PASS" or the witness prefix). Passing the nonce on
+// the test command's standard input instead of its environment would not help
+// either: whatever the runner can read, code in its process can. Hidden property
+// tests make a hard-coded answer fail, but they cannot stop a forger.
 //
 // # SWE-bench import
 //
