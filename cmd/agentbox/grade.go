@@ -27,6 +27,7 @@ type gradeOptions struct {
 	json           bool
 	reruns         int
 	strict         bool
+	noScan         bool
 	logFile        string
 	goCache        string
 }
@@ -44,7 +45,11 @@ the task's repository in a fresh sandbox with no network (strictly; if that
 fails, with recounted hunk headers, offsets and whitespace-insensitive matching,
 reported as "fuzzy"), the hidden tests are copied in only then, the test command
 runs under the task's limits with a fresh nonce, and the results are parsed and
-cross-checked with its exit status.
+cross-checked with its exit status. A patch whose added lines reach for the test
+machinery (frames, sys.modules, os._exit, /proc/self, AGENTBOX_ variables; Go
+init functions, os.Exit, os.Args, "--- PASS") is not resolved whatever its tests
+say: the code under test runs in the tests' own process and could forge them
+(--no-scan turns this off).
 
 --oracle grades every task of --suite with its reference solution (which must
 resolve it) and with the empty patch (which must not).
@@ -63,6 +68,7 @@ flags).`,
 	f.BoolVar(&o.json, "json", false, "print the verdict (--oracle: every verdict) as JSON")
 	f.IntVar(&o.reruns, "reruns", 0, "run the tests this many more times to find flaky ones")
 	f.BoolVar(&o.strict, "strict-apply", false, "no fallbacks: a patch that does not apply exactly is not applied")
+	f.BoolVar(&o.noScan, "no-scan", false, "do not reject patches whose added lines reach for the test machinery (sys.modules, os._exit, func init, ...)")
 	f.StringVar(&o.logFile, "log", "", "write the setup and test commands' output here")
 	return cmd
 }
@@ -107,7 +113,7 @@ func gradeMain(ctx context.Context, o *gradeOptions) error {
 	if err != nil {
 		return err
 	}
-	gopts := grade.Options{GoCache: cache, Reruns: o.reruns, StrictApply: o.strict, LogFile: o.logFile}
+	gopts := grade.Options{GoCache: cache, Reruns: o.reruns, StrictApply: o.strict, NoScan: o.noScan, LogFile: o.logFile}
 	owner := env.Owner{Tenant: "local", Task: "grade"}
 	if !o.oracle {
 		v, err := grade.Grade(ctx, svc, owner, tasks[0], patch, gopts)
@@ -176,6 +182,9 @@ func printVerdict(w io.Writer, asJSON bool, v grade.Verdict) error {
 	fmt.Fprintf(tw, "pass_to_pass:\t%d/%d passed\n", len(v.PassToPass.Passed), len(v.PassToPass.Passed)+len(v.PassToPass.Failed))
 	for _, id := range v.PassToPass.Failed {
 		fmt.Fprintf(tw, "  failed:\t%s\n", id)
+	}
+	for _, f := range v.Suspicious {
+		fmt.Fprintf(tw, "suspicious:\t%s\n", f)
 	}
 	if v.Runs > 1 {
 		fmt.Fprintf(tw, "runs:\t%d, flaky: %s\n", v.Runs, orNone(v.Flaky))

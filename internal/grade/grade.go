@@ -61,6 +61,9 @@ func grade(ctx context.Context, svc env.Service, owner env.Owner, t *task.Task, 
 			v.Tampered, v.TamperPaths = true, hits
 			return v
 		}
+		if !o.NoScan {
+			v.Suspicious = scanPatch(patch)
+		}
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(1+o.Reruns)*t.Limits.Timeout+o.Slack)
@@ -127,6 +130,12 @@ func grade(ctx context.Context, svc env.Service, owner env.Owner, t *task.Task, 
 	v.FailToPass = split(res, t.FailToPass)
 	v.PassToPass = split(res, t.PassToPass)
 	v.Resolved = len(v.FailToPass.Failed) == 0 && len(v.PassToPass.Failed) == 0 && ranTests(res)
+	if len(v.Suspicious) > 0 {
+		// The tests ran in the same process as this code: their results prove nothing.
+		v.Resolved = false
+		v.Problems = append(v.Problems, fmt.Sprintf("the patch reaches for the test machinery in %d added lines (first: %s); "+
+			"its results are not trusted", len(v.Suspicious), v.Suspicious[0]))
+	}
 	return v
 }
 

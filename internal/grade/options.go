@@ -29,6 +29,10 @@ type Options struct {
 	// StrictApply turns off the fallbacks of a patch that does not apply exactly
 	// (recounted hunk headers, offsets, whitespace): such a patch is not applied.
 	StrictApply bool
+	// NoScan turns off the review of the patch's added lines for the test
+	// machinery (Verdict.Suspicious), for tasks whose solutions legitimately use
+	// it (a task about a test framework, say).
+	NoScan bool
 	// LogFile, when set, is a host file the grader writes the output of the setup
 	// and test commands to (Verdict.Logs names it).
 	LogFile string

@@ -26,6 +26,10 @@ type Verdict struct {
 	// Logs is the file holding the test command's output of every run (standard
 	// output, then standard error), when Options.LogFile was set.
 	Logs string `json:"logs,omitempty"`
+	// Suspicious lists the patch's added lines that reach for the test machinery
+	// (see scan.go): code under test that touches them could forge its results, so
+	// a patch with any is not resolved, whatever its tests say.
+	Suspicious []Finding `json:"suspicious,omitempty"`
 	// Problems explains why the results were not trusted or a patch not applied.
 	Problems []string `json:"problems,omitempty"`
 	// InfraError is set when the grader itself failed (environment, harness

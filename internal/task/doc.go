@@ -140,8 +140,8 @@
 // of main, sys.modules["__main__"]; Go: the environment, read by an init before the
 // witness runs), write a results file or a witness line, and exit; or undo what it
 // changed before the checks run (internal/grade/testdata/adversarial keeps such
-// patches as known holes). The grader must reject patches that touch protected paths
-// and flag patches that reach for the test machinery (unittest, sys.modules,
+// patches). The grader rejects patches that touch protected paths and does not
+// resolve patches that reach for the test machinery (unittest, sys.modules,
 // sys._getframe and frame attributes, __main__, os._exit, gc, inspect, ctypes,
 // /proc, the environment, AGENTBOX_; Go init functions, os.Args, flag.Set, os.Exit or
 // syscall.Exit, printing "--- PASS" or the witness prefix). Passing the nonce on
