@@ -81,7 +81,8 @@ func NewBar(w io.Writer) *Bar { return &Bar{w: w} }
 
 func (b *Bar) Begin(total, done, resolved int) {
 	b.c.begin(total, done, resolved)
-	b.p = mpb.New(mpb.WithOutput(b.w), mpb.WithWidth(40), mpb.WithRefreshRate(200*time.Millisecond))
+	// WithAutoRefresh draws on a writer that is not a terminal too (--progress bar).
+	b.p = mpb.New(mpb.WithOutput(b.w), mpb.WithWidth(40), mpb.WithRefreshRate(200*time.Millisecond), mpb.WithAutoRefresh())
 	b.bar = b.p.AddBar(int64(total),
 		mpb.PrependDecorators(
 			decor.Name("eval "),
