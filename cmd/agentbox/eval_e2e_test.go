@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/eval/report"
 	"github.com/agentbox/agentbox/internal/eval/report/reporttest"
+	"github.com/agentbox/agentbox/internal/model/modeltest"
 	"github.com/agentbox/agentbox/internal/task"
 	"github.com/agentbox/agentbox/internal/testenv"
 )
@@ -301,5 +303,52 @@ func noLeftovers(t *testing.T, since time.Time) {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestEvalModelPolicy runs eval with the openai policy against a scripted model
+// server on calc: the model's fix is graded resolved, and the planted API key is
+// nowhere in the results directory or the output.
+func TestEvalModelPolicy(t *testing.T) {
+	testenv.RequireRoot(t)
+	const key = "sk-eval-PLANTED-KEY-0a1b2c3d4e5f6789"
+	tasks, err := task.Builtin(filepath.Join(t.TempDir(), "suite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calc := tasks[slices.IndexFunc(tasks, func(tk *task.Task) bool { return tk.ID == "calc" })]
+	srv := modeltest.NewOpenAI(t,
+		modeltest.Turn{Calls: []modeltest.Call{{Name: "fs_read", Args: `{"path":"calc.py"}`}}},
+		modeltest.Turn{Calls: []modeltest.Call{{Name: "patch_apply",
+			Args: `{"path":"calc.py","old":"    \"\"\"Return the sum of a and b.\"\"\"\n    return a - b","new":"    \"\"\"Return the sum of a and b.\"\"\"\n    return a + b"}`}}},
+		modeltest.Turn{Calls: []modeltest.Call{{Name: "test_run", Args: `{}`}}},
+		modeltest.Turn{Calls: []modeltest.Call{{Name: "task_finish", Args: `{"summary":"add fixed"}`}}},
+	)
+	out := filepath.Join(t.TempDir(), "results")
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENAI_API_KEY=" + key}
+	stdout, stderr, status := run(t, env, "eval", "--suite", calc.Dir, "--policy", "openai", "--model", "m-test",
+		"--base-url", srv.URL, "--out", out, "--progress", "lines")
+	if status != 0 || !strings.Contains(stdout, "resolved 1/1") || len(srv.Received()) != 4 {
+		t.Fatalf("eval: status %d, %d model requests\nstdout:\n%s\nstderr:\n%s", status, len(srv.Received()), stdout, stderr)
+	}
+	if strings.Contains(stdout+stderr, key) {
+		t.Error("the key is in the output")
+	}
+	err = filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(b, []byte(key)) {
+			t.Errorf("the key is in %s", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := report.Load(out)
+	if err != nil || r.Policy != "openai" || r.Model != "m-test" || r.Attempts[0].Steps != 4 {
+		t.Fatalf("report: %+v, %v", r, err)
 	}
 }
