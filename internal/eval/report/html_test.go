@@ -202,7 +202,7 @@ func TestHTMLSections(t *testing.T) {
 		t.Errorf("timeline (-want +got):\n%s", d)
 	}
 	if got := textOf(s1); !strings.Contains(got, "stopped: done: finished by task.finish") ||
-		!strings.Contains(got, "Steps: Fix calc.add so that it returns a + b.") {
+		!strings.Contains(got, "Steps (4)") || !strings.Contains(got, "goal: Fix calc.add so that it returns a + b.") {
 		t.Errorf("section 1 lacks the stop reason or the goal:\n%s", got)
 	}
 	var classes []string
