@@ -288,10 +288,25 @@ func printAgentResult(o *agentOptions, res *agent.Result, diff []byte, derr erro
 	return nil
 }
 
+// localStatePrefix names the state directories of the in-process managers of
+// agent, grade and eval.
+const localStatePrefix = "agentbox-agent-"
+
 // newLocalEnv starts an in-process environment manager on a private state
-// directory, removed with it.
+// directory, removed with it. First it removes the state directories that
+// agentbox processes killed before their cleanup left behind: a directory whose
+// lock no process holds is stale, and opening a Manager on it recovers what its
+// environments left (sandbox upper layers, cgroups, uid reservations).
 func newLocalEnv(context.Context) (env.Service, func(), error) {
-	dir, err := os.MkdirTemp("", "agentbox-agent-")
+	stale, _ := filepath.Glob(filepath.Join(os.TempDir(), localStatePrefix+"*"))
+	for _, d := range stale {
+		if m, err := env.NewManager(env.Config{StateDir: d}); err == nil {
+			if m.Close() == nil {
+				os.RemoveAll(d)
+			}
+		}
+	}
+	dir, err := os.MkdirTemp("", localStatePrefix)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -352,3 +352,32 @@ func TestEvalModelPolicy(t *testing.T) {
 		t.Fatalf("report: %+v, %v", r, err)
 	}
 }
+
+// TestEvalKilled kills eval with SIGKILL mid-run (no cleanup runs): the next
+// agentbox command removes what it left, and --resume completes the run.
+func TestEvalKilled(t *testing.T) {
+	testenv.RequireRoot(t)
+	out := filepath.Join(t.TempDir(), "results")
+	cmd := exec.Command(agentbox, "eval", "--out", out, "--go-cache", goCacheDir, "--progress", "lines")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "[1/7]") {
+			cmd.Process.Kill()
+			break
+		}
+	}
+	cmd.Wait()
+	stdout, errText, status := cli(t, "eval", "--out", out, "--resume", "--go-cache", goCacheDir, "--progress", "lines")
+	if status != 0 || !strings.Contains(errText, "resuming: ") || !strings.Contains(stdout, "resolved 7/7") {
+		t.Fatalf("resume after SIGKILL: status %d\nstdout:\n%s\nstderr:\n%s", status, stdout, errText)
+	}
+	noLeftovers(t, start)
+}
