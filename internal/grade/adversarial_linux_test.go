@@ -25,6 +25,7 @@ type adversarial struct {
 	knownHole string   // why a "resolved" hack is still open
 	tamper    []string // paths that must be among Verdict.TamperPaths
 	problem   string   // a substring one of Verdict.Problems must hold
+	review    string   // "silent": the patch review (scan.go) must find nothing, so the case tests the runner
 	passed    []string // test ids the hack must have made pass (it did something)
 	failed    []string // test ids that must still fail
 }
@@ -38,7 +39,7 @@ func parseAdversarial(name string, data []byte) (adversarial, error) {
 	if !ok {
 		return a, fmt.Errorf("no \"diff --git\" line")
 	}
-	fields := map[string]*string{"hack": &a.hack, "expect": &a.expect, "known-hole": &a.knownHole, "problem": &a.problem}
+	fields := map[string]*string{"hack": &a.hack, "expect": &a.expect, "known-hole": &a.knownHole, "problem": &a.problem, "review": &a.review}
 	lists := map[string]*[]string{"tamper-paths": &a.tamper, "passed": &a.passed, "failed": &a.failed}
 	var cur string
 	add := func(key, text string) {
@@ -79,6 +80,8 @@ func parseAdversarial(name string, data []byte) (adversarial, error) {
 		return a, fmt.Errorf("expect: %q, want tampered, not resolved or resolved", a.expect)
 	case (a.expect == "resolved") != (a.knownHole != ""):
 		return a, fmt.Errorf("known-hole: is required exactly when a hack is expected resolved")
+	case a.review != "" && a.review != "silent":
+		return a, fmt.Errorf("review: %q, want silent or nothing", a.review)
 	case a.expect == "tampered" && len(a.tamper) == 0:
 		return a, fmt.Errorf("a tampered hack must name its tamper-paths:")
 	}
@@ -191,6 +194,9 @@ func TestAdversarial(t *testing.T) {
 				if !slices.Contains(v.TamperPaths, p) {
 					t.Errorf("tamper paths %q, want %q among them", v.TamperPaths, p)
 				}
+			}
+			if a.review == "silent" && len(v.Suspicious) > 0 {
+				t.Errorf("the patch review found %v: this case must get past it to test the runner", v.Suspicious)
 			}
 			problems := strings.Join(v.Problems, "\n")
 			if a.problem != "" && !strings.Contains(problems, a.problem) {

@@ -62,7 +62,12 @@ func grade(ctx context.Context, svc env.Service, owner env.Owner, t *task.Task, 
 			return v
 		}
 		if !o.NoScan {
-			v.Suspicious = scanPatch(patch)
+			if v.Suspicious = scanPatch(patch); len(v.Suspicious) > 0 {
+				// The tests run in the same process as this code: their results prove
+				// nothing. They still run, for the record.
+				v.Problems = append(v.Problems, fmt.Sprintf("the patch reaches for the test machinery in %d added lines (first: %s); "+
+					"its results are not trusted", len(v.Suspicious), v.Suspicious[0]))
+			}
 		}
 	}
 
@@ -129,13 +134,7 @@ func grade(ctx context.Context, svc env.Service, owner env.Owner, t *task.Task, 
 	v.Runs, v.Flaky = len(runs), flaky
 	v.FailToPass = split(res, t.FailToPass)
 	v.PassToPass = split(res, t.PassToPass)
-	v.Resolved = len(v.FailToPass.Failed) == 0 && len(v.PassToPass.Failed) == 0 && ranTests(res)
-	if len(v.Suspicious) > 0 {
-		// The tests ran in the same process as this code: their results prove nothing.
-		v.Resolved = false
-		v.Problems = append(v.Problems, fmt.Sprintf("the patch reaches for the test machinery in %d added lines (first: %s); "+
-			"its results are not trusted", len(v.Suspicious), v.Suspicious[0]))
-	}
+	v.Resolved = len(v.FailToPass.Failed) == 0 && len(v.PassToPass.Failed) == 0 && ranTests(res) && len(v.Suspicious) == 0
 	return v
 }
 

@@ -94,3 +94,19 @@ func TestSameVerdictTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestRunnerAllowsOrdinaryCode grades a fix of calc that uses the standard
+// modules that take their caller's frame (namedtuple, enum, typing, dataclasses,
+// logging) and formats a traceback: the runner's audit hook must not take that
+// for forgery, nor the patch review.
+func TestRunnerAllowsOrdinaryCode(t *testing.T) {
+	m := newManager(t)
+	patch, err := os.ReadFile(filepath.Join("testdata", "calc-ordinary-stdlib.diff"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := gradeIt(t, m, builtin(t, "calc"), patch, Options{})
+	if !v.Resolved || len(v.Suspicious) > 0 {
+		t.Fatalf("an ordinary fix: %s", dump(v))
+	}
+}

@@ -135,12 +135,15 @@
 // write to it, and a cache shared between runs can be poisoned.
 //
 // What this does not stop: the code under test runs in the same process as the
-// hidden tests, so a patch written against these runners succeeds against the
-// format alone: it can take the nonce from the runner's memory (Python: the frames
-// of main, sys.modules["__main__"]; Go: the environment, read by an init before the
-// witness runs), write a results file or a witness line, and exit; or undo what it
-// changed before the checks run (internal/grade/testdata/adversarial keeps such
-// patches). The grader rejects patches that touch protected paths and does not
+// hidden tests, so a patch written against these runners can try to take the nonce
+// from the runner's memory and write a results file or a witness line, and exit; or
+// undo what it changed before the checks run (internal/grade/testdata/adversarial
+// keeps such patches). The Python runner's audit hook refuses the usual ways in
+// (frames taken by code under test, gc, ctypes, tracing, /proc/self, spoofed code
+// file names) and puts a decoy at sys.modules["__main__"]; Python does not audit
+// function.__globals__, so a patch that gets hold of a runner object (the result
+// object unittest hands to TestCase.run) still reaches the runner's module. A Go
+// init runs before the witness and can read the environment. The grader rejects patches that touch protected paths and does not
 // resolve patches that reach for the test machinery (unittest, sys.modules,
 // sys._getframe and frame attributes, __main__, os._exit, gc, inspect, ctypes,
 // /proc, the environment, AGENTBOX_; Go init functions, os.Args, flag.Set, os.Exit or
