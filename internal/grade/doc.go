@@ -12,6 +12,12 @@
 // counts by its worst outcome, so the same patch gets the same verdict. The output
 // of every command goes to Options.LogFile.
 //
+// Code under test runs in the hidden tests' own process, so the grader also
+// reviews what the patch adds: its added lines for the test machinery (scan.go),
+// and for Go what package initialization reaches after it (goinit.go). Any
+// finding is listed in Verdict.Suspicious and the patch is not resolved
+// (Options.NoScan turns both off).
+//
 // It does not run agents, grade suites, or scan a patch for code that reaches for
 // the test machinery; those are left to callers. Infrastructure failures are
 // reported in Verdict.InfraError and never as "not resolved".

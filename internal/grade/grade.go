@@ -109,6 +109,13 @@ func grade(ctx context.Context, svc env.Service, owner env.Owner, t *task.Task, 
 		return v
 	}
 
+	if !o.NoScan && !empty {
+		if found := r.reviewInit(ctx, paths); len(found) > 0 {
+			v.Suspicious = append(v.Suspicious, found...)
+			v.Problems = append(v.Problems, fmt.Sprintf("after the patch, Go package initialization reaches what only forgery needs "+
+				"(%d places; first: %s); its results are not trusted", len(found), found[0]))
+		}
+	}
 	if infra := r.prepare(ctx); infra != nil {
 		v.InfraError = infra.Error()
 		return v
@@ -182,6 +189,49 @@ func (r *run) apply(ctx context.Context, v *Verdict, patch []byte, paths []strin
 	}
 	v.PatchApplied, v.ApplyMethod = true, method
 	return true
+}
+
+// reviewInit runs reviewGoInit on the patched repository, and drops what it also
+// finds in the pristine one: the patch is judged on what it added.
+func (r *run) reviewInit(ctx context.Context, paths []string) []Finding {
+	patched := reviewGoInit(paths,
+		func(p string) ([]byte, error) { return r.svc.ReadFile(ctx, r.owner, r.id, p, 0, 0) },
+		func(dir string) ([]string, error) {
+			entries, err := r.svc.ListDir(ctx, r.owner, r.id, dir)
+			names := make([]string, len(entries))
+			for i, e := range entries {
+				names[i] = e.Name
+			}
+			return names, err
+		})
+	if len(patched) == 0 {
+		return nil
+	}
+	root, err := os.OpenRoot(r.t.Repo)
+	if err != nil {
+		return patched
+	}
+	defer root.Close()
+	pristine := map[string]bool{}
+	for _, f := range reviewGoInit(paths,
+		func(p string) ([]byte, error) { return root.ReadFile(p) },
+		func(dir string) ([]string, error) {
+			d, err := root.Open(dir)
+			if err != nil {
+				return nil, err
+			}
+			defer d.Close()
+			return d.Readdirnames(-1)
+		}) {
+		pristine[f.Token] = true
+	}
+	var added []Finding
+	for _, f := range patched {
+		if !pristine[f.Token] {
+			added = append(added, f)
+		}
+	}
+	return added
 }
 
 // merge folds the results of several runs of the same tests: each test keeps its
