@@ -19,7 +19,8 @@ func TestReviewGoInit(t *testing.T) {
 		{"a method reached from a func literal", "package p\nimport \"syscall\"\ntype T struct{}\nfunc (T) run() { syscall.Exit(0) }\nvar _ = func() int { T{}.run(); return 0 }()\n",
 			[]string{"syscall.Exit"}},
 		{"a function value, not a call", "package p\nimport \"os\"\nvar quit = os.Exit\n", []string{"os.Exit"}},
-		{"ordinary initialization", "package p\nimport (\n \"errors\"\n \"reflect\"\n \"regexp\"\n)\nvar ErrX = errors.New(\"x\")\nvar re = regexp.MustCompile(\"a+\")\nvar errType = reflect.TypeOf((*error)(nil)).Elem()\n", nil},
+		{"ordinary initialization", "package p\nimport (\n \"errors\"\n \"regexp\"\n)\nvar ErrX = errors.New(\"x\")\nvar re = regexp.MustCompile(\"a+\")\nvar table = build()\nfunc build() map[string]int { return map[string]int{\"a\": 1} }\n", nil},
+		{"reflection", "package p\nimport \"reflect\"\ntype T struct{}\nvar _ = reflect.ValueOf(T{}).MethodByName(\"R\" + \"un\")\n", []string{"reflect.ValueOf"}},
 		{"exit outside initialization", "package p\nimport \"os\"\nfunc Main() { os.Exit(1) }\n", nil},
 		{"does not parse", "package p\nfunc init( {\n", nil},
 	} {
