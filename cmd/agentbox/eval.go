@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,6 +26,7 @@ import (
 type evalOptions struct {
 	agent              agentOptions // policy, model and budget flags, shared with `agent`
 	suite, repos       string
+	only               []string
 	attempts, parallel int
 	out                string
 	resume             bool
@@ -65,6 +68,7 @@ infrastructure error, 125 when eval could not run, 130 when interrupted.`,
 	}
 	f := cmd.Flags()
 	suiteFlags(f, &o.suite, &o.repos, &o.goCache)
+	f.StringSliceVar(&o.only, "tasks", nil, "run only these task ids (comma-separated)")
 	f.StringVar(&o.agent.policy, "policy", "scripted", "scripted (replays each task's reference solution), openai or anthropic")
 	o.agent.modelFlags(f)
 	f.DurationVar(&o.agent.limits.MaxWall, "timeout", 0, "wall-time budget of each attempt's session (default: the task's timeout + 5m)")
@@ -126,6 +130,9 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 	if err != nil {
 		return err
 	}
+	if tasks, err = selectTasks(tasks, o.only); err != nil {
+		return err
+	}
 	svc, closeSvc, err := newLocalEnv(ctx)
 	if err != nil {
 		return err
@@ -178,4 +185,27 @@ func newProgress(mode string) (eval.Progress, error) {
 		return nil, nil
 	}
 	return nil, fmt.Errorf("--progress %q: use auto, bar, lines or none", mode)
+}
+
+// selectTasks keeps the tasks named in ids, in suite order; none named keeps all.
+func selectTasks(tasks []*task.Task, ids []string) ([]*task.Task, error) {
+	if len(ids) == 0 {
+		return tasks, nil
+	}
+	var out []*task.Task
+	for _, id := range ids {
+		i := slices.IndexFunc(tasks, func(t *task.Task) bool { return t.ID == id })
+		if i < 0 {
+			var all []string
+			for _, t := range tasks {
+				all = append(all, t.ID)
+			}
+			return nil, fmt.Errorf("--tasks: no task %q in the suite (it has %s)", id, strings.Join(all, ", "))
+		}
+		if !slices.Contains(out, tasks[i]) {
+			out = append(out, tasks[i])
+		}
+	}
+	slices.SortFunc(out, func(a, b *task.Task) int { return slices.Index(tasks, a) - slices.Index(tasks, b) })
+	return out, nil
 }

@@ -169,6 +169,7 @@ func TestEvalBadInput(t *testing.T) {
 		{[]string{"--policy", "openai"}, "--model is required"},
 		{[]string{"--resume"}, "--resume needs --out"},
 		{[]string{"--suite", jsonl}, "needs --repos"},
+		{[]string{"--tasks", "C01,nope"}, `--tasks: no task "nope" in the suite`},
 		{[]string{"--suite", jsonl, "--repos", t.TempDir()}, "swe-bench line 1 (x)"},
 	} {
 		_, stderr, status := cli(t, append([]string{"eval"}, tc.args...)...)
