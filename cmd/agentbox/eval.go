@@ -59,7 +59,9 @@ Results go to --out (default eval-results/<time>): per attempt TASK/N/ holds
 trace.jsonl, events.jsonl, patch.diff, grade.json and test.log; report.json,
 report.md and report.html (self-contained: open it in any browser, no network)
 summarise the run. --resume continues an interrupted run in the same --out,
-skipping the attempts it finished. Ctrl-C stops it, destroying every environment.
+skipping the attempts it finished (those the harness failed, an error or an
+infra_error, run again). Ctrl-C stops it, destroying every environment. A host
+that cannot start a sandbox fails at once, before anything is written.
 
 Exit status: 0 when every attempt ran (resolved or not), 1 when an attempt hit an
 infrastructure error, 125 when eval could not run, 130 when interrupted.`,

@@ -9,7 +9,9 @@
 // TASK/N/{trace.jsonl, events.jsonl, patch.diff, grade.json, test.log,
 // attempt.json}, and the reports of package report. attempt.json is written last,
 // so a directory holds exactly the attempts that finished; Run with Resume skips
-// those and redoes the rest. Cancelling the context stops new attempts, destroys
+// those that the harness did not fail (no error, no infra error) and redoes the
+// rest. Before anything is written, one empty environment is started and
+// destroyed, so that a host without sandboxes fails once, saying why. Cancelling the context stops new attempts, destroys
 // the environments of running ones and records none of them.
 //
 // It does not choose policies or load suites (the command line does), and it does

@@ -26,7 +26,7 @@ type PolicyFunc func(t *task.Task) (agent.Policy, []string, error)
 // required; the rest have safe defaults.
 type Options struct {
 	Service env.Service
-	Owner   env.Owner
+	Owner   env.Owner // tenant "local" when empty; Task is set per attempt
 	Tasks   []*task.Task
 	// Suite, PolicyName and Model label the report.
 	Suite, PolicyName, Model string
@@ -84,6 +84,9 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
+	if err := o.probe(ctx); err != nil {
+		return nil, err
+	}
 	info, err := o.openOut()
 	if err != nil {
 		return nil, err
@@ -96,7 +99,8 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	var done []report.Attempt
 	for _, t := range o.Tasks {
 		for n := 1; n <= o.Attempts; n++ {
-			if a, ok := readAttempt(o.Out, t.ID, n); ok && a.Run == info.Run {
+			// Attempts the harness failed (an error, an infra error) are run again.
+			if a, ok := readAttempt(o.Out, t.ID, n); ok && a.Run == info.Run && a.Error == "" && a.InfraError == "" {
 				done = append(done, a.Attempt)
 				continue
 			}
@@ -180,6 +184,20 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	return r, nil
 }
 
+// probe starts and destroys one empty environment, so that a host that cannot
+// run sandboxes fails the run once, saying why, rather than every attempt.
+func (o *Options) probe(ctx context.Context) error {
+	info, err := o.Service.Create(ctx, env.CreateOptions{Owner: o.Owner, Network: "none",
+		Labels: map[string]string{"agentbox.eval": "probe"}})
+	if err != nil {
+		return fmt.Errorf("eval: this host cannot start a sandbox: %w (agentbox doctor lists what is missing; on hosts with cgroup v1 only root can create them)", err)
+	}
+	if err := o.Service.Destroy(context.WithoutCancel(ctx), o.Owner, info.ID); err != nil {
+		return fmt.Errorf("eval: destroy the probe environment: %w", err)
+	}
+	return nil
+}
+
 func (o *Options) check() error {
 	switch {
 	case o.Service == nil:
@@ -199,6 +217,9 @@ func (o *Options) check() error {
 			return fmt.Errorf("eval: task id %s appears twice in the suite", t.ID)
 		}
 		seen[t.ID] = true
+	}
+	if o.Owner.Tenant == "" {
+		o.Owner.Tenant = "local"
 	}
 	if o.Attempts == 0 {
 		o.Attempts = 1

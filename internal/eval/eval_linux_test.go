@@ -125,7 +125,7 @@ func TestResumeRules(t *testing.T) {
 		t.Errorf("resume with another policy: %v", err)
 	}
 	o.PolicyName = "p"
-	if r, err := Run(t.Context(), o); err != nil || len(r.Attempts) != 1 {
+	if r, err := Run(t.Context(), o); err != nil || len(r.Attempts) != 1 || r.Attempts[0].Outcome() != "unresolved" {
 		t.Errorf("resume of a finished run: %v", err)
 	}
 	junk := t.TempDir()
@@ -137,6 +137,17 @@ func TestResumeRules(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(junk, "notes.txt")); string(b) != "mine" {
 		t.Errorf("the other files were touched")
 	}
+	// An attempt the harness failed is run again on resume; one that ran is not.
+	o.Out, o.Resume = filepath.Join(t.TempDir(), "retry"), false
+	o.Policy = func(*task.Task) (agent.Policy, []string, error) { return nil, nil, errors.New("no model today") }
+	if r, err := Run(t.Context(), o); err != nil || r.Attempts[0].Outcome() != "error" {
+		t.Fatalf("failing policy: %v", err)
+	}
+	o.Policy, o.Resume = pol, true
+	if r, err := Run(t.Context(), o); err != nil || r.Attempts[0].Outcome() != "unresolved" || r.Attempts[0].Error != "" {
+		t.Fatalf("resume after an attempt error: %v %+v", err, r.Attempts)
+	}
+
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	o.Out = filepath.Join(t.TempDir(), "cancelled")
