@@ -27,7 +27,10 @@ import (
 // (~30 s), the others reuse it, as later runs of a user's agentbox do.
 var goCacheDir = filepath.Join(os.TempDir(), "agentbox-cli-test-gocache-"+strconv.Itoa(os.Getpid()))
 
-func builtinIDs() []string { return []string{"C01", "C02", "C03", "G01", "G02", "G03", "calc"} }
+func builtinIDs() []string { return []string{"C01", "C02", "C03", "G01", "G02", "G03", "J01", "calc"} }
+
+// nBuiltin is the size of the built-in suite, as the CLI prints it.
+var nBuiltin = strconv.Itoa(len(builtinIDs()))
 
 // TestEvalEndToEnd is the README's main job: `agentbox eval` over the built-in
 // suite with the scripted policy. Every attempt resolves, every attempt's files
@@ -49,7 +52,7 @@ func TestEvalEndToEnd(t *testing.T) {
 			t.Errorf("the results table has no resolved row for %s:\n%s", id, stdout)
 		}
 	}
-	if !strings.Contains(stdout, "resolved 7/7") || !strings.Contains(stderr, "[7/7]") {
+	if !strings.Contains(stdout, "resolved "+nBuiltin+"/"+nBuiltin) || !strings.Contains(stderr, "["+nBuiltin+"/"+nBuiltin+"]") {
 		t.Errorf("no summary or progress:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
 
@@ -57,7 +60,7 @@ func TestEvalEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Attempts) != 7 || r.Summary.Resolved != 7 || r.Interrupted || r.Policy != "scripted:reference" {
+	if len(r.Attempts) != len(builtinIDs()) || r.Summary.Resolved != len(builtinIDs()) || r.Interrupted || r.Policy != "scripted:reference" {
 		t.Fatalf("report: %d attempts, %d resolved, interrupted %v, policy %q", len(r.Attempts), r.Summary.Resolved, r.Interrupted, r.Policy)
 	}
 	for _, a := range r.Attempts {
@@ -93,7 +96,7 @@ func TestEvalEndToEnd(t *testing.T) {
 
 	before, _ := os.Stat(filepath.Join(out, "C01", "1", "attempt.json"))
 	stdout, stderr, status = cli(t, "eval", "--out", out, "--resume", "--go-cache", goCacheDir, "--progress", "lines")
-	if status != 0 || !strings.Contains(stderr, "7 of 7 attempts already done") || !strings.Contains(stdout, "resolved 7/7") {
+	if status != 0 || !strings.Contains(stderr, nBuiltin+" of "+nBuiltin+" attempts already done") || !strings.Contains(stdout, "resolved "+nBuiltin+"/"+nBuiltin) {
 		t.Fatalf("resume of a finished run: status %d\nstdout:\n%s\nstderr:\n%s", status, stdout, stderr)
 	}
 	if after, _ := os.Stat(filepath.Join(out, "C01", "1", "attempt.json")); !after.ModTime().Equal(before.ModTime()) {
@@ -124,7 +127,7 @@ func TestEvalInterruptAndResume(t *testing.T) {
 	var lines []string
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
-		if strings.HasPrefix(sc.Text(), "[1/7]") {
+		if strings.HasPrefix(sc.Text(), "[1/"+nBuiltin+"]") {
 			// One attempt is recorded; others are in their environments now.
 			cmd.Process.Signal(syscall.SIGINT)
 			break
@@ -141,13 +144,13 @@ func TestEvalInterruptAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Interrupted || len(r.Attempts) == 0 || len(r.Attempts) == 7 {
-		t.Fatalf("interrupted report: interrupted %v with %d attempts, want some of 7", r.Interrupted, len(r.Attempts))
+	if !r.Interrupted || len(r.Attempts) == 0 || len(r.Attempts) == len(builtinIDs()) {
+		t.Fatalf("interrupted report: interrupted %v with %d attempts, want some of %s", r.Interrupted, len(r.Attempts), nBuiltin)
 	}
 	done := len(r.Attempts)
 
 	stdout, errText, status := cli(t, "eval", "--out", out, "--resume", "--go-cache", goCacheDir, "--progress", "lines")
-	if status != 0 || !strings.Contains(errText, "resuming: "+strconv.Itoa(done)+" of 7") || !strings.Contains(stdout, "resolved 7/7") {
+	if status != 0 || !strings.Contains(errText, "resuming: "+strconv.Itoa(done)+" of "+nBuiltin) || !strings.Contains(stdout, "resolved "+nBuiltin+"/"+nBuiltin) {
 		t.Fatalf("resume: status %d\nstdout:\n%s\nstderr:\n%s", status, stdout, errText)
 	}
 }
@@ -232,7 +235,7 @@ func TestGradeCLI(t *testing.T) {
 	}
 
 	stdout, stderr, status = cli(t, "grade", "--oracle", "--go-cache", goCacheDir)
-	if status != 0 || !strings.Contains(stdout, "oracle: 7/7 tasks ok") {
+	if status != 0 || !strings.Contains(stdout, "oracle: "+nBuiltin+"/"+nBuiltin+" tasks ok") {
 		t.Fatalf("grade --oracle: status %d\n%s\n%s", status, stdout, stderr)
 	}
 	for _, args := range [][]string{
@@ -370,14 +373,14 @@ func TestEvalKilled(t *testing.T) {
 	}
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "[1/7]") {
+		if strings.HasPrefix(sc.Text(), "[1/"+nBuiltin+"]") {
 			cmd.Process.Kill()
 			break
 		}
 	}
 	cmd.Wait()
 	stdout, errText, status := cli(t, "eval", "--out", out, "--resume", "--go-cache", goCacheDir, "--progress", "lines")
-	if status != 0 || !strings.Contains(errText, "resuming: ") || !strings.Contains(stdout, "resolved 7/7") {
+	if status != 0 || !strings.Contains(errText, "resuming: ") || !strings.Contains(stdout, "resolved "+nBuiltin+"/"+nBuiltin) {
 		t.Fatalf("resume after SIGKILL: status %d\nstdout:\n%s\nstderr:\n%s", status, stdout, errText)
 	}
 	noLeftovers(t, start)

@@ -305,8 +305,8 @@ type run struct {
 	runs  int       // test runs so far
 }
 
-// prepare makes the private scratch directory, copies a warm Go cache and the
-// hidden tests in, and runs the setup command. Its error is the grader's.
+// prepare makes the private scratch directory and copies a warm Go cache in. Its
+// error is the grader's.
 func (r *run) prepare(ctx context.Context) error {
 	r.priv = ".agentbox-grade-" + rand.Text()
 	if err := r.svc.Mkdir(ctx, r.owner, r.id, r.priv+"/scratch"); err != nil {
@@ -321,18 +321,20 @@ func (r *run) prepare(ctx context.Context) error {
 			return fmt.Errorf("copy go cache: %w", err)
 		}
 	}
-	if err := copyHidden(ctx, r.svc, r.owner, r.id, r.t); err != nil {
-		return fmt.Errorf("copy hidden tests: %w", err)
-	}
 	r.envv = append([]string{"PATH=" + r.o.Path}, r.t.Env("/workspace/"+r.priv+"/scratch")...)
 	return nil
 }
 
-// test runs setup (first only) and the test command once with a fresh nonce and
-// results file, and parses the results. infra reports a failure of the grader; err
+// test copies the hidden tests in, runs setup (first only) and the test command
+// once with a fresh nonce and results file, and parses the results. infra reports a failure of the grader; err
 // one of the run.
 func (r *run) test(ctx context.Context, first bool) (res task.Results, infra, err error) {
 	r.runs++
+	// Afresh for every run: a run may change or delete them (the judge deletes its
+	// checks before it starts the code under test).
+	if err := copyHidden(ctx, r.svc, r.owner, r.id, r.t); err != nil {
+		return res, fmt.Errorf("copy hidden tests: %w", err), nil
+	}
 	results := fmt.Sprintf("%s/results-%d.xml", r.priv, r.runs)
 	nonce := task.NewNonce()
 	envv := append(slices.Clone(r.envv), task.EnvResults+"=/workspace/"+results, task.EnvNonce+"="+nonce)

@@ -78,6 +78,16 @@ func TestReruns(t *testing.T) {
 	if !strings.Contains(string(data), "=== test run 3:") {
 		t.Errorf("the log lacks the third run:\n%s", data)
 	}
+	// J01's judge deletes its checks before it starts the code under test: each
+	// run gets them afresh.
+	j := builtin(t, "J01")
+	ref, err = j.ReadReference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := gradeIt(t, m, j, ref, Options{Reruns: 1}); !v.Resolved || v.Runs != 2 {
+		t.Fatalf("J01 reference with a rerun: %s", dump(v))
+	}
 }
 
 // TestSameVerdictTwice grades seed 000's C01 candidates twice each: the verdicts

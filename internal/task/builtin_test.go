@@ -17,7 +17,7 @@ func TestBuiltinLoads(t *testing.T) {
 	for _, tk := range tasks {
 		ids = append(ids, tk.ID)
 	}
-	want := []string{"C01", "C02", "C03", "G01", "G02", "G03", "calc"}
+	want := []string{"C01", "C02", "C03", "G01", "G02", "G03", "J01", "calc"}
 	if !slices.Equal(ids, want) {
 		t.Fatalf("built-in ids %v, want %v", ids, want)
 	}
@@ -93,13 +93,20 @@ func TestBuiltinResolves(t *testing.T) {
 }
 
 // TestBuiltinSharedFiles keeps the copies of the hidden runner and of the Go
-// witness identical across tasks, so a fix to one reaches all.
+// witness identical across tasks, so a fix to one reaches all; a task judged out
+// of process (agentbox_judge.py) has the judge and its spec only.
 func TestBuiltinSharedFiles(t *testing.T) {
 	var runner, witness []byte
 	pkgLine := regexp.MustCompile(`(?m)^package \w+$`)
 	for _, tk := range builtin(t) {
-		switch tk.Language {
-		case Python:
+		switch {
+		case tk.Language == Python && slices.Contains(tk.HiddenFiles, "agentbox_judge.py"):
+			// Judged out of process: the judge and one spec, nothing else hidden.
+			if len(tk.TestCommand) != 6 || !slices.Equal(tk.TestCommand[:5], []string{"python3", "-I", "-S", "-B", "agentbox_judge.py"}) ||
+				!slices.Contains(tk.HiddenFiles, tk.TestCommand[5]) || len(tk.HiddenFiles) != 2 {
+				t.Errorf("%s: test_command %q and hidden files %q: want the judge, isolated, on its one spec", tk.ID, tk.TestCommand, tk.HiddenFiles)
+			}
+		case tk.Language == Python:
 			data := mustRead(t, filepath.Join(tk.Hidden, "agentbox_unittest.py"))
 			if runner == nil {
 				runner = data
@@ -109,7 +116,7 @@ func TestBuiltinSharedFiles(t *testing.T) {
 			if !slices.Equal(tk.TestCommand, []string{"python3", "-I", "-S", "-B", "agentbox_unittest.py", "tests"}) {
 				t.Errorf("%s: test_command %q does not run the hidden runner isolated", tk.ID, tk.TestCommand)
 			}
-		case Go:
+		case tk.Language == Go:
 			data := pkgLine.ReplaceAll(mustRead(t, filepath.Join(tk.Hidden, "agentbox_witness_test.go")), []byte("package X"))
 			if witness == nil {
 				witness = data

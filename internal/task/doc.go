@@ -99,7 +99,15 @@
 // results file, a wrong nonce, a runner report of tampering, and an exit status
 // that contradicts the results.
 //
-// The Python tasks run hidden/agentbox_unittest.py, a stdlib unittest runner
+// J01 runs hidden/agentbox_judge.py instead: the checks (hidden/judge_split.py,
+// test functions taking call) run in the judge's process, which never imports the
+// code under test; the judge makes itself non-dumpable (its /proc files, memory
+// and descriptors are closed to same-user processes), deletes its spec and itself
+// from the repository, and calls the code under test in a worker process over a
+// pipe (JSON, one call a line), with random inputs of its own. The worker has no
+// nonce and no results descriptor to forge with. Test ids are SPEC.py::test_name.
+//
+// The other Python tasks run hidden/agentbox_unittest.py, a stdlib unittest runner
 // (python3 -I -S -B: no environment variables, no site-packages, no sitecustomize).
 // It creates the results file with O_EXCL|O_NOFOLLOW, then execs the interpreter
 // again with AGENTBOX_* out of its environment, handing over the file as a
@@ -172,7 +180,8 @@
 // # Built-in suite
 //
 // The built-in tasks (C01 parcel billing, C02 active-order filter, C03 per-tenant
-// cache key, calc, G01 retry, G02 booking overlap, G03 LRU cache) are embedded as
+// cache key, calc, G01 retry, G02 booking overlap, G03 LRU cache, J01 bill
+// splitting, judged out of process) are embedded as
 // txtar archives, since a Go task's repo/ holds a go.mod and Go files that the go
 // command would otherwise take as part of this module. Builtin and ExtractBuiltin
 // write them out as task directories.
