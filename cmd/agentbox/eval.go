@@ -49,8 +49,8 @@ final diff is then graded by agentbox, not by the agent: in another fresh
 environment, from a pristine copy, with the hidden acceptance tests and the
 tamper check (see agentbox grade).
 
-With no flags it runs the built-in suite (8 tasks: C01-C03, calc and J01 in
-Python, G01-G03 in Go) with the scripted policy, which replays each task's reference
+With no flags it runs the built-in suite (9 tasks: C01-C03, calc and J01 in
+Python, G01-G03 and J02 in Go) with the scripted policy, which replays each task's reference
 solution through the agent's tools: a check of the whole harness, not of an
 agent. --policy openai or anthropic runs a model (see agentbox agent --help for
 the model flags).

@@ -27,7 +27,9 @@ import (
 // (~30 s), the others reuse it, as later runs of a user's agentbox do.
 var goCacheDir = filepath.Join(os.TempDir(), "agentbox-cli-test-gocache-"+strconv.Itoa(os.Getpid()))
 
-func builtinIDs() []string { return []string{"C01", "C02", "C03", "G01", "G02", "G03", "J01", "calc"} }
+func builtinIDs() []string {
+	return []string{"C01", "C02", "C03", "G01", "G02", "G03", "J01", "J02", "calc"}
+}
 
 // nBuiltin is the size of the built-in suite, as the CLI prints it.
 var nBuiltin = strconv.Itoa(len(builtinIDs()))

@@ -17,7 +17,7 @@ func TestBuiltinLoads(t *testing.T) {
 	for _, tk := range tasks {
 		ids = append(ids, tk.ID)
 	}
-	want := []string{"C01", "C02", "C03", "G01", "G02", "G03", "J01", "calc"}
+	want := []string{"C01", "C02", "C03", "G01", "G02", "G03", "J01", "J02", "calc"}
 	if !slices.Equal(ids, want) {
 		t.Fatalf("built-in ids %v, want %v", ids, want)
 	}
@@ -25,7 +25,9 @@ func TestBuiltinLoads(t *testing.T) {
 		if filepath.Base(tk.Dir) != tk.ID {
 			t.Errorf("%s: extracted into %s; archive names and ids should agree", tk.ID, tk.Dir)
 		}
-		if (tk.Language == Go) != (tk.ResultFormat == GoTestJSON) || (tk.Language == Python) != (tk.ResultFormat == JUnit) {
+		judged := slices.Contains(tk.HiddenFiles, "agentbox_judge.py")
+		if !judged && ((tk.Language == Go) != (tk.ResultFormat == GoTestJSON) || (tk.Language == Python) != (tk.ResultFormat == JUnit)) ||
+			judged && tk.ResultFormat != JUnit {
 			t.Errorf("%s: language %s with result format %s", tk.ID, tk.Language, tk.ResultFormat)
 		}
 	}
@@ -96,15 +98,22 @@ func TestBuiltinResolves(t *testing.T) {
 // witness identical across tasks, so a fix to one reaches all; a task judged out
 // of process (agentbox_judge.py) has the judge and its spec only.
 func TestBuiltinSharedFiles(t *testing.T) {
-	var runner, witness []byte
+	var runner, witness, judge []byte
 	pkgLine := regexp.MustCompile(`(?m)^package \w+$`)
 	for _, tk := range builtin(t) {
 		switch {
-		case tk.Language == Python && slices.Contains(tk.HiddenFiles, "agentbox_judge.py"):
-			// Judged out of process: the judge and one spec, nothing else hidden.
+		case slices.Contains(tk.HiddenFiles, "agentbox_judge.py"):
+			// Judged out of process: the judge (the same in every task), one spec and,
+			// for a worker not in Python, the worker's source.
+			data := mustRead(t, filepath.Join(tk.Hidden, "agentbox_judge.py"))
+			if judge == nil {
+				judge = data
+			} else if !bytes.Equal(judge, data) {
+				t.Errorf("%s: hidden/agentbox_judge.py differs from the other judged tasks' copy", tk.ID)
+			}
 			if len(tk.TestCommand) != 6 || !slices.Equal(tk.TestCommand[:5], []string{"python3", "-I", "-S", "-B", "agentbox_judge.py"}) ||
-				!slices.Contains(tk.HiddenFiles, tk.TestCommand[5]) || len(tk.HiddenFiles) != 2 {
-				t.Errorf("%s: test_command %q and hidden files %q: want the judge, isolated, on its one spec", tk.ID, tk.TestCommand, tk.HiddenFiles)
+				!slices.Contains(tk.HiddenFiles, tk.TestCommand[5]) {
+				t.Errorf("%s: test_command %q: want the judge, isolated, on its spec", tk.ID, tk.TestCommand)
 			}
 		case tk.Language == Python:
 			data := mustRead(t, filepath.Join(tk.Hidden, "agentbox_unittest.py"))
@@ -125,8 +134,8 @@ func TestBuiltinSharedFiles(t *testing.T) {
 			}
 		}
 	}
-	if runner == nil || witness == nil {
-		t.Fatal("the suite lacks a Python or a Go task")
+	if runner == nil || witness == nil || judge == nil {
+		t.Fatal("the suite lacks a Python, a Go or a judged task")
 	}
 }
 

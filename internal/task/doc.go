@@ -99,7 +99,8 @@
 // results file, a wrong nonce, a runner report of tampering, and an exit status
 // that contradicts the results.
 //
-// J01 runs hidden/agentbox_judge.py instead: the checks (hidden/judge_split.py,
+// J01 and J02 run hidden/agentbox_judge.py instead (J02's spec builds a Go worker
+// from hidden/agentbox_worker/ and names it as WORKER): the checks (hidden/judge_split.py,
 // test functions taking call) run in the judge's process, which never imports the
 // code under test; the judge makes itself non-dumpable (its /proc files, memory
 // and descriptors are closed to same-user processes), deletes its spec and itself
@@ -180,8 +181,8 @@
 // # Built-in suite
 //
 // The built-in tasks (C01 parcel billing, C02 active-order filter, C03 per-tenant
-// cache key, calc, G01 retry, G02 booking overlap, G03 LRU cache, J01 bill
-// splitting, judged out of process) are embedded as
+// cache key, calc, G01 retry, G02 booking overlap, G03 LRU cache, and J01 bill
+// splitting and J02 range merging, judged out of process) are embedded as
 // txtar archives, since a Go task's repo/ holds a go.mod and Go files that the go
 // command would otherwise take as part of this module. Builtin and ExtractBuiltin
 // write them out as task directories.
