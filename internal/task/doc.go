@@ -152,14 +152,16 @@
 // file names) and puts a decoy at sys.modules["__main__"]; Python does not audit
 // function.__globals__, so a patch that gets hold of a runner object (the result
 // object unittest hands to TestCase.run) still reaches the runner's module. A Go
-// init runs before the witness and can read the environment. The grader rejects patches that touch protected paths and does not
-// resolve patches that reach for the test machinery (unittest, sys.modules,
-// sys._getframe and frame attributes, __main__, os._exit, gc, inspect, ctypes,
-// /proc, the environment, AGENTBOX_; Go init functions, os.Args, flag.Set, os.Exit or
-// syscall.Exit, printing "--- PASS" or the witness prefix). Passing the nonce on
+// init runs before the witness and can read the environment. The grader rejects
+// patches that touch protected paths, and does not resolve patches whose added
+// lines reach for the test machinery (unittest, sys.modules, sys._getframe and frame
+// attributes, os._exit, gc, inspect, ctypes, /proc, AGENTBOX_; Go init functions,
+// os.Args, flag.Set, os.Exit, "--- PASS", the witness prefix) or whose Go package
+// initialization reaches exiting, printing or the environment. Passing the nonce on
 // the test command's standard input instead of its environment would not help
 // either: whatever the runner can read, code in its process can. Hidden property
-// tests make a hard-coded answer fail, but they cannot stop a forger.
+// tests make a hard-coded answer fail, but they cannot stop a forger; the judge
+// (J01, J02) takes the code under test out of the checks' process.
 //
 // # SWE-bench import
 //
