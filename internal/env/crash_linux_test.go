@@ -92,7 +92,9 @@ func TestRestart(t *testing.T) {
 		t.Fatalf("helper gave %d footprints", len(prints))
 	}
 	for _, f := range prints {
-		if len(procsOfUID(f.uid)) < 3 || len(mountsUnder(f.state)) == 0 || len(f.cgroups) == 0 {
+		// Start returns before the background command has forked its sleeps.
+		running := settle(func() bool { return len(procsOfUID(f.uid)) >= 3 })
+		if !running || len(mountsUnder(f.state)) == 0 || len(f.cgroups) == 0 {
 			t.Fatalf("the helper's environment is not running: %+v", f)
 		}
 	}
