@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/env/envtest"
 	"github.com/agentbox/agentbox/internal/model/modeltest"
 	"github.com/agentbox/agentbox/internal/task"
 	"github.com/agentbox/agentbox/internal/tool"
@@ -40,7 +41,7 @@ func calcEnv(t *testing.T) (*Env, string, string) {
 	if err := os.WriteFile(secret, []byte("TOP-SECRET-HOST-CONTENT\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e, err := OpenEnv(context.Background(), EnvOptions{Service: newTestEnv(t), Owner: env.Owner{Tenant: "test", Task: "calc"},
+	e, err := OpenEnv(context.Background(), EnvOptions{Service: envtest.New(t), Owner: env.Owner{Tenant: "test", Task: "calc"},
 		Workspace: ws, Tools: tool.BuiltinOptions{TestCommand: []string{"python3", "-B", "-m", "unittest", "-v"}}})
 	if err != nil {
 		t.Fatal(err)

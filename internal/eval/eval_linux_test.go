@@ -11,23 +11,14 @@ import (
 
 	"github.com/agentbox/agentbox/internal/agent"
 	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/env/envtest"
 	"github.com/agentbox/agentbox/internal/eval/report"
 	"github.com/agentbox/agentbox/internal/task"
-	"github.com/agentbox/agentbox/internal/testenv"
 )
 
 func setup(t *testing.T) (*env.Manager, []*task.Task) {
 	t.Helper()
-	testenv.RequireRoot(t)
-	m, err := env.NewManager(env.Config{StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := m.Close(); err != nil {
-			t.Error(err)
-		}
-	})
+	m := envtest.New(t)
 	all, err := task.Builtin(filepath.Join(t.TempDir(), "suite"))
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentbox/agentbox/internal/env/envtest"
 	"github.com/agentbox/agentbox/internal/task"
 )
 
@@ -164,7 +165,7 @@ func TestAdversarialHeaderIgnored(t *testing.T) {
 // asserted as they are (so closing one fails this test until its header is
 // updated) and logged.
 func TestAdversarial(t *testing.T) {
-	m := newManager(t)
+	m := envtest.New(t)
 	var (
 		mu    sync.Mutex
 		holes []string

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/env/envtest"
 	"github.com/agentbox/agentbox/internal/task"
 )
 
@@ -20,7 +21,7 @@ var (
 
 func goCache(t *testing.T) string {
 	t.Helper()
-	newManager(t) // the root check, and the manager's own cleanup
+	envtest.New(t) // the root check, and the manager's own cleanup
 	goCacheOnce.Do(func() {
 		m, err := env.NewManager(env.Config{StateDir: filepath.Join(suiteDir, "warm-state")})
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbox/agentbox/internal/env/envtest"
 	"github.com/agentbox/agentbox/internal/task"
 )
 
@@ -17,7 +18,7 @@ const (
 
 // TestC01Candidates grades the candidates of seed 000 §6 and tamper cases on C01.
 func TestC01Candidates(t *testing.T) {
-	m := newManager(t)
+	m := envtest.New(t)
 	tk := builtin(t, "C01")
 	tests := []struct {
 		name       string
@@ -79,7 +80,7 @@ func TestC01Candidates(t *testing.T) {
 
 // TestDeterministic grades the same patch twice: the verdicts agree but for time.
 func TestDeterministic(t *testing.T) {
-	m := newManager(t)
+	m := envtest.New(t)
 	tk := builtin(t, "C01")
 	patch := readTestdata(t, "C01/floor.patch")
 	a := gradeIt(t, m, tk, patch, Options{})

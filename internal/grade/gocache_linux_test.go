@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/env/envtest"
 	"github.com/agentbox/agentbox/internal/task"
 )
 
@@ -14,7 +15,7 @@ import (
 // sandboxes: it holds compiled packages and none of the hidden tests' names, a
 // second warm-up of the same code does nothing, and grading with it is fast.
 func TestWarmGoCache(t *testing.T) {
-	m := newManager(t)
+	m := envtest.New(t)
 	start := time.Now()
 	dir := goCache(t)
 	cold := time.Since(start) // zero if another test warmed it first

@@ -7,23 +7,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/task"
-	"github.com/agentbox/agentbox/internal/testenv"
 )
-
-func newManager(t *testing.T) *env.Manager {
-	t.Helper()
-	testenv.RequireRoot(t)
-	m, err := env.NewManager(env.Config{StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatalf("NewManager: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := m.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return m
-}
 
 func builtin(t *testing.T, id string) *task.Task {
 	t.Helper()

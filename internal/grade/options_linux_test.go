@@ -5,13 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbox/agentbox/internal/env/envtest"
 )
 
 // TestFuzzyApply grades calc's reference moved by two lines and with a tab for the
 // indentation of a context line: strictly it does not apply, with the fallbacks it
 // resolves and says what they did; StrictApply refuses it.
 func TestFuzzyApply(t *testing.T) {
-	m := newManager(t)
+	m := envtest.New(t)
 	tk := builtin(t, "calc")
 	ref, err := tk.ReadReference()
 	if err != nil {
@@ -60,7 +62,7 @@ func TestFuzzyApply(t *testing.T) {
 // TestReruns runs the test command three times: a stable resolution stays
 // resolved with no flaky test, and the log holds every run.
 func TestReruns(t *testing.T) {
-	m := newManager(t)
+	m := envtest.New(t)
 	tk := builtin(t, "C02")
 	ref, err := tk.ReadReference()
 	if err != nil {
@@ -93,7 +95,7 @@ func TestReruns(t *testing.T) {
 // TestSameVerdictTwice grades seed 000's C01 candidates twice each: the verdicts
 // are identical but for the time taken.
 func TestSameVerdictTwice(t *testing.T) {
-	m := newManager(t)
+	m := envtest.New(t)
 	tk := builtin(t, "C01")
 	for _, name := range []string{"C01/floor.patch", "C01/ceil.patch", "C01/delete_public_tests.patch"} {
 		patch := readTestdata(t, name)
@@ -110,7 +112,7 @@ func TestSameVerdictTwice(t *testing.T) {
 // logging) and formats a traceback: the runner's audit hook must not take that
 // for forgery, nor the patch review.
 func TestRunnerAllowsOrdinaryCode(t *testing.T) {
-	m := newManager(t)
+	m := envtest.New(t)
 	patch, err := os.ReadFile(filepath.Join("testdata", "calc-ordinary-stdlib.diff"))
 	if err != nil {
 		t.Fatal(err)

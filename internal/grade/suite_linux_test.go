@@ -1,21 +1,19 @@
 package grade
 
 import (
-	"crypto/sha256"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/agentbox/agentbox/internal/env/envtest"
 	"github.com/agentbox/agentbox/internal/task"
+	"github.com/agentbox/agentbox/internal/testenv"
 )
 
 // TestBuiltinOracle is the oracle check: every built-in task's reference patch
 // resolves it and the empty patch does not, graded in real environments; and
 // grading leaves the task directory as it was.
 func TestBuiltinOracle(t *testing.T) {
-	m := newManager(t)
+	m := envtest.New(t)
 	if suiteErr != nil {
 		t.Fatal(suiteErr)
 	}
@@ -28,7 +26,7 @@ func TestBuiltinOracle(t *testing.T) {
 			if tk.Language == task.Go {
 				o.GoCache = goCache(t)
 			}
-			before := treeHash(t, tk.Dir)
+			before := testenv.TreeHash(t, tk.Dir)
 			ref, err := tk.ReadReference()
 			if err != nil {
 				t.Fatal(err)
@@ -49,39 +47,9 @@ func TestBuiltinOracle(t *testing.T) {
 			if !slices.Equal(v.FailToPass.Failed, tk.FailToPass) || len(v.PassToPass.Failed) != 0 {
 				t.Errorf("empty patch: want fail_to_pass failed and pass_to_pass passed: %s", dump(v))
 			}
-			if after := treeHash(t, tk.Dir); after != before {
+			if after := testenv.TreeHash(t, tk.Dir); after != before {
 				t.Errorf("grading modified the task directory")
 			}
 		})
 	}
-}
-
-// treeHash hashes every path, mode and content under dir.
-func treeHash(t *testing.T, dir string) [32]byte {
-	t.Helper()
-	h := sha256.New()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		h.Write([]byte(p + "\x00" + fi.Mode().String() + "\x00"))
-		if fi.Mode().IsRegular() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			h.Write(b)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum [32]byte
-	copy(sum[:], h.Sum(nil))
-	return sum
 }

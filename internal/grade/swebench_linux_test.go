@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/env/envtest"
 	"github.com/agentbox/agentbox/internal/task"
 	"github.com/agentbox/agentbox/internal/testenv"
 )
@@ -22,7 +23,7 @@ import (
 // patch does not. The agent's workspace has the history up to the base commit
 // and git can read it there.
 func TestSWEBenchImportOracle(t *testing.T) {
-	m := newManager(t)
+	m := envtest.New(t)
 	for _, tool := range []string{"git", "python3"} {
 		_, err := exec.LookPath(tool)
 		testenv.Require(t, err == nil, "needs "+tool)
@@ -69,7 +70,7 @@ func TestSWEBenchImportOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := treeHash(t, tk.Dir)
+	before := testenv.TreeHash(t, tk.Dir)
 
 	v := gradeIt(t, m, tk, []byte(gold), Options{})
 	if !v.Resolved || v.Tampered || !v.PatchApplied || v.ApplyMethod != "strict" ||
@@ -81,7 +82,7 @@ func TestSWEBenchImportOracle(t *testing.T) {
 		!slices.Equal(v.FailToPass.Failed, tk.FailToPass) || len(v.PassToPass.Failed) != 0 {
 		t.Errorf("empty patch: want fail_to_pass failed and pass_to_pass passed: %s", dump(v))
 	}
-	if after := treeHash(t, tk.Dir); after != before {
+	if after := testenv.TreeHash(t, tk.Dir); after != before {
 		t.Error("grading modified the imported task directory")
 	}
 

@@ -1,8 +1,6 @@
 package mcp
 
 import (
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -11,11 +9,5 @@ import (
 
 // TestMain fails the package if sessions leave goroutines or descriptors behind.
 func TestMain(m *testing.M) {
-	snap := testenv.Take()
-	code := m.Run()
-	if err := snap.Check(5 * time.Second); err != nil && code == 0 {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
+	testenv.Main(m, 5*time.Second)
 }

@@ -1,9 +1,7 @@
 package task
 
 import (
-	"crypto/sha256"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,13 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/testenv"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestLoadValid(t *testing.T) {
 	dir := writeFixture(t)
-	before := treeHash(t, dir)
+	before := testenv.TreeHash(t, dir)
 	tk, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +46,7 @@ func TestLoadValid(t *testing.T) {
 	if diff := cmp.Diff(want, tk, cmpopts.IgnoreUnexported(Task{})); diff != "" {
 		t.Errorf("Load (-want +got):\n%s", diff)
 	}
-	if after := treeHash(t, dir); after != before {
+	if after := testenv.TreeHash(t, dir); after != before {
 		t.Error("Load modified the task directory")
 	}
 }
@@ -432,32 +431,4 @@ func removeAll(t *testing.T, name string) {
 	if err := os.RemoveAll(name); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// treeHash hashes names, modes and contents under dir.
-func treeHash(t *testing.T, dir string) [32]byte {
-	t.Helper()
-	h := sha256.New()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		h.Write([]byte(p + "\x00" + fi.Mode().String() + "\x00"))
-		if fi.Mode().IsRegular() {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			h.Write(data)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return [32]byte(h.Sum(nil))
 }

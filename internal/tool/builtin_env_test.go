@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/env/envtest"
 	"github.com/agentbox/agentbox/internal/task"
 )
 
@@ -61,7 +62,7 @@ func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 // builtins opens an environment on ws and registers the built-in tools.
 func builtins(t *testing.T, ws string, o BuiltinOptions) (*Registry, *Workspace, env.Service, string) {
 	t.Helper()
-	svc := newTestEnv(t)
+	svc := envtest.New(t)
 	owner := env.Owner{Tenant: "test", Task: "calc"}
 	ctx := context.Background()
 	info, err := svc.Create(ctx, env.CreateOptions{Owner: owner, Workspace: ws, Network: "none"})
