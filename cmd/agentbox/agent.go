@@ -258,32 +258,32 @@ func agentMain(ctx context.Context, o *agentOptions) error {
 
 func printAgentResult(o *agentOptions, res *agent.Result, diff []byte, derr error) error {
 	if o.json {
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			*agent.Result
 			Diff string `json:"diff,omitempty"`
 		}{res, string(diff)})
 	}
-	fmt.Printf("stop_reason: %s", res.StopReason)
+	fmt.Fprintf(stdout, "stop_reason: %s", res.StopReason)
 	if res.Detail != "" {
-		fmt.Printf(" (%s)", res.Detail)
+		fmt.Fprintf(stdout, " (%s)", res.Detail)
 	}
-	fmt.Printf("\nsteps: %d\ntool_calls: %d\ncost_usd: %.6f (%d model requests, %d input tokens, %d output tokens)\n",
+	fmt.Fprintf(stdout, "\nsteps: %d\ntool_calls: %d\ncost_usd: %.6f (%d model requests, %d input tokens, %d output tokens)\n",
 		res.Steps, res.ToolCalls, res.Usage.CostUSD, res.Usage.Requests, res.Usage.InputTokens, res.Usage.OutputTokens)
-	fmt.Printf("duration: %s\nsession: %s\n", res.Duration.Round(time.Millisecond), res.Session)
+	fmt.Fprintf(stdout, "duration: %s\nsession: %s\n", res.Duration.Round(time.Millisecond), res.Session)
 	if o.tracePath != "" {
-		fmt.Printf("trace: %s\n", o.tracePath)
+		fmt.Fprintf(stdout, "trace: %s\n", o.tracePath)
 	}
 	switch {
 	case derr != nil:
-		fmt.Fprintf(os.Stderr, "agentbox: final diff: %v\n", derr)
+		fmt.Fprintf(stderr, "agentbox: final diff: %v\n", derr)
 	case o.diffOut != "":
-		fmt.Printf("diff: %s (%d bytes)\n", o.diffOut, len(diff))
+		fmt.Fprintf(stdout, "diff: %s (%d bytes)\n", o.diffOut, len(diff))
 	case len(diff) == 0:
-		fmt.Println("diff: (no changes)")
+		fmt.Fprintln(stdout, "diff: (no changes)")
 	default:
-		fmt.Printf("diff:\n%s", diff)
+		fmt.Fprintf(stdout, "diff:\n%s", diff)
 	}
 	return nil
 }
@@ -317,7 +317,7 @@ func newLocalEnv(context.Context) (env.Service, func(), error) {
 	}
 	return m, func() {
 		if err := m.Close(); err != nil {
-			fmt.Fprintf(os.Stderr, "agentbox: close environments: %v\n", err)
+			fmt.Fprintf(stderr, "agentbox: close environments: %v\n", err)
 		}
 		os.RemoveAll(dir)
 	}, nil

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-
 	"github.com/spf13/cobra"
 )
 
@@ -21,7 +19,7 @@ func diffCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = os.Stdout.Write(b)
+			_, err = stdout.Write(b)
 			return err
 		},
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -24,13 +23,13 @@ run then refuses to start at that level unless --isolation process is given.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r := sandbox.Probe()
 			if asJSON {
-				enc := json.NewEncoder(os.Stdout)
+				enc := json.NewEncoder(stdout)
 				enc.SetIndent("", "  ")
 				if err := enc.Encode(r); err != nil {
 					return err
 				}
 			} else {
-				w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+				w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 				fmt.Fprintln(w, "MECHANISM\tREQUIRED\tSTATUS\tDETAIL")
 				for _, c := range r.Checks {
 					status := "ok"
@@ -47,12 +46,12 @@ run then refuses to start at that level unless --isolation process is given.`,
 			}
 			if err := r.Err(); err != nil {
 				if !asJSON {
-					fmt.Fprintf(os.Stderr, "agentbox: namespace isolation cannot run here: %v\n", err)
+					fmt.Fprintf(stderr, "agentbox: namespace isolation cannot run here: %v\n", err)
 				}
 				return exitError{1}
 			}
 			if !asJSON {
-				fmt.Println("namespace isolation: available")
+				fmt.Fprintln(stdout, "namespace isolation: available")
 			}
 			return nil
 		},

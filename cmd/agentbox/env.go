@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -41,7 +40,7 @@ func labelFlags(vs []string) (map[string]string, error) {
 }
 
 func printJSON(v any) error {
-	enc := json.NewEncoder(os.Stdout)
+	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
@@ -78,7 +77,7 @@ func envCreateCmd() *cobra.Command {
 			if asJSON {
 				return printJSON(e)
 			}
-			fmt.Println(e.ID)
+			fmt.Fprintln(stdout, e.ID)
 			return nil
 		},
 	}
@@ -124,7 +123,7 @@ func envLsCmd() *cobra.Command {
 			if asJSON {
 				return printJSON(envs)
 			}
-			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTATE\tTEMPLATE\tCREATED\tLABELS")
 			for _, e := range envs {
 				var ls []string

@@ -141,7 +141,7 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 	}
 	defer closeSvc()
 
-	say := func(s string) { fmt.Fprintln(os.Stderr, "agentbox: "+s) }
+	say := func(s string) { fmt.Fprintln(stderr, "agentbox: "+s) }
 	say(fmt.Sprintf("eval: %d tasks x %d attempts, policy %s, %d at once, results in %s", len(tasks), o.attempts, policyName, o.parallel, o.out))
 	r, err := eval.Run(ctx, eval.Options{
 		Service: svc, Owner: env.Owner{Tenant: "local"}, Tasks: tasks,
@@ -155,13 +155,13 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 		b.Wait()
 	}
 	if r != nil {
-		fmt.Println()
-		report.Table(os.Stdout, r)
-		fmt.Printf("\nreport: %s\n", filepath.Join(o.out, "report.html"))
+		fmt.Fprintln(stdout)
+		report.Table(stdout, r)
+		fmt.Fprintf(stdout, "\nreport: %s\n", filepath.Join(o.out, "report.html"))
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintf(os.Stderr, "agentbox: eval interrupted; continue with: agentbox eval --resume --out %s (and the same flags)\n", o.out)
+			fmt.Fprintf(stderr, "agentbox: eval interrupted; continue with: agentbox eval --resume --out %s (and the same flags)\n", o.out)
 			return exitError{130}
 		}
 		return err
@@ -178,11 +178,11 @@ func newProgress(mode string) (eval.Progress, error) {
 		if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 			return eval.NewBar(os.Stderr), nil
 		}
-		return eval.NewLines(os.Stderr), nil
+		return eval.NewLines(stderr), nil
 	case "bar":
 		return eval.NewBar(os.Stderr), nil
 	case "lines":
-		return eval.NewLines(os.Stderr), nil
+		return eval.NewLines(stderr), nil
 	case "none":
 		return nil, nil
 	}

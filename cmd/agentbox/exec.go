@@ -29,7 +29,9 @@ func execCmd() *cobra.Command {
 		Long: `Exec runs CMD (no shell) in the environment ID on the daemon and streams its output
 as it happens. It exits with the command's status (124 after a timeout, 128+N after
 death by signal N); an interrupt is forwarded to the command. With --json the command
-runs synchronously and one JSON result is printed instead.`,
+runs synchronously and one JSON result is printed instead. Where stdout or stderr is a
+terminal, the command's control characters and escape sequences are shown escaped,
+not executed (SGR colours pass); --raw-output passes them as they are.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(execArgv(args)) == 0 {
 				return errors.New("use agentbox exec [flags] ID -- CMD [ARG...]")
@@ -121,12 +123,13 @@ func streamExec(ctx context.Context, c *client.Client, id string, req client.Exe
 		}
 		switch ev.Kind {
 		case client.EventStdout:
-			os.Stdout.Write(ev.Data)
+			stdout.Write(ev.Data)
 		case client.EventStderr:
-			os.Stderr.Write(ev.Data)
+			stderr.Write(ev.Data)
 		case client.EventExit:
+			flushOutput() // the command's streams have ended; what follows is agentbox's
 			if ev.Result != nil && ev.Result.Error != "" {
-				fmt.Fprintf(os.Stderr, "agentbox: %s\n", ev.Result.Error)
+				fmt.Fprintf(stderr, "agentbox: %s\n", ev.Result.Error)
 			}
 			return exitStatus(ev.Result)
 		}
@@ -138,7 +141,7 @@ func feedStdin(ctx context.Context, c *client.Client, id, proc, from string) {
 	if from != "-" {
 		f, err := os.Open(from)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "agentbox: stdin: %v\n", err)
+			fmt.Fprintf(stderr, "agentbox: stdin: %v\n", err)
 			c.WriteStdin(ctx, id, proc, nil, true)
 			return
 		}

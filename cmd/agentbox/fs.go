@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -31,7 +30,7 @@ func fsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = os.Stdout.Write(b)
+			_, err = stdout.Write(b)
 			return err
 		},
 	}
@@ -74,7 +73,7 @@ func fsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 1, ' ', 0)
+			tw := tabwriter.NewWriter(stdout, 0, 4, 1, ' ', 0)
 			for _, e := range ents {
 				name := e.Name
 				switch e.Type {

@@ -109,7 +109,7 @@ func gradeMain(ctx context.Context, o *gradeOptions) error {
 		return err
 	}
 	defer closeSvc()
-	cache, err := goCacheFor(ctx, svc, o.goCache, tasks, func(s string) { fmt.Fprintln(os.Stderr, "agentbox: "+s) })
+	cache, err := goCacheFor(ctx, svc, o.goCache, tasks, func(s string) { fmt.Fprintln(stderr, "agentbox: "+s) })
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func gradeMain(ctx context.Context, o *gradeOptions) error {
 		if err != nil {
 			return err
 		}
-		if err := printVerdict(os.Stdout, o.json, v); err != nil {
+		if err := printVerdict(stdout, o.json, v); err != nil {
 			return err
 		}
 		return verdictStatus(v)
@@ -222,7 +222,7 @@ type oracleResult struct {
 // must not, and must not be an infrastructure failure either).
 func oracle(ctx context.Context, svc env.Service, owner env.Owner, tasks []*task.Task, gopts grade.Options, asJSON bool) error {
 	var results []oracleResult
-	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	if !asJSON {
 		fmt.Fprintln(tw, "TASK\tREFERENCE\tEMPTY PATCH\tCHECK\tTIME")
 	}
@@ -267,7 +267,7 @@ func oracle(ctx context.Context, svc env.Service, owner env.Owner, tasks []*task
 		}
 	}
 	if asJSON {
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(results); err != nil {
 			return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"log/slog"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -28,7 +27,7 @@ token's tenant and scopes apply. Logs go to standard error.`,
 			if err := c.Health(cmd.Context()); err != nil {
 				return err
 			}
-			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			return mcp.ServeStdio(cmd.Context(), api.MCPDeps{Service: api.NewRemote(c), Logger: log})
 		},
 	}

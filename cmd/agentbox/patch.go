@@ -30,7 +30,7 @@ func patchCmd() *cobra.Command {
 				if f.OldPath != "" {
 					name = f.OldPath + " -> " + f.Path
 				}
-				fmt.Printf("%-6s %s (+%d -%d)\n", f.Op, name, f.Added, f.Deleted)
+				fmt.Fprintf(stdout, "%-6s %s (+%d -%d)\n", f.Op, name, f.Added, f.Deleted)
 			}
 			return nil
 		},

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -41,15 +40,15 @@ Exit status: 0 when they agree, 1 when they diverge, 125 on error.`,
 				if err != nil {
 					return err
 				}
-				fmt.Printf("replayed %d steps, %d tool calls: stop %s (recorded %s)\n", res.Steps, res.ToolCalls, res.StopReason, recordedStop(a))
+				fmt.Fprintf(stdout, "replayed %d steps, %d tool calls: stop %s (recorded %s)\n", res.Steps, res.ToolCalls, res.StopReason, recordedStop(a))
 				b = replayed
 			}
 			d, diverged := trace.Diverge(a, b)
 			if !diverged {
-				fmt.Printf("no divergence over %d steps\n", len(a))
+				fmt.Fprintf(stdout, "no divergence over %d steps\n", len(a))
 				return nil
 			}
-			fmt.Fprintf(os.Stdout, "first divergence at %s\n", d)
+			fmt.Fprintf(stdout, "first divergence at %s\n", d)
 			return exitError{1}
 		},
 	}

@@ -41,7 +41,16 @@ kill that takes the whole process tree when it times out, is cancelled or exceed
 Exit status: the command's own; 128+N if it died by signal N; 124 if it timed out;
 125 if agentbox failed; 126 if CMD is not executable; 127 if it was not found.
 With --json, one JSON object describing the run is printed on stdout instead of the
-command's output.`,
+command's output.
+
+The command never gets agentbox's terminal: its stdout and stderr are pipes that
+agentbox reads, and with --stdin - on a terminal it reads a pipe that agentbox fills
+from the terminal (end the input with Ctrl-D), so it cannot change the terminal's
+modes, size or owner. Where agentbox's stdout or stderr is a terminal, the command's
+control characters and escape sequences are shown escaped (\e]52;c;…\a, \e[6n),
+not executed; SGR colours pass, and a colour left on is reset at the end.
+--raw-output passes them as they are. Output to a pipe or a file, --stdout-file and
+--stderr-file keep the exact bytes; --json is the same JSON value on a terminal too.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("no command given: use agentbox run [flags] -- CMD [ARG...]")
@@ -57,7 +66,7 @@ command's output.`,
 	f.SetInterspersed(false)
 	f.StringVar(&o.spec.Workspace, "workspace", "", "host directory to work in (default: the current directory)")
 	f.StringVar(&o.spec.Cwd, "cwd", "", "directory relative to the workspace to start in")
-	f.StringVar(&o.stdin, "stdin", "", "file to feed as standard input, or - for agentbox's own (default: /dev/null)")
+	f.StringVar(&o.stdin, "stdin", "", "file to feed as standard input, or - for agentbox's own, copied through a pipe (default: /dev/null)")
 	f.StringArrayVar(&o.spec.Env, "env", nil, "KEY=VALUE added to the minimal environment (repeatable)")
 	f.DurationVar(&l.Timeout, "timeout", runner.DefaultTimeout, "wall-clock limit")
 	f.DurationVar(&l.CPUTime, "cpu-time", 0, "CPU time limit per process (0: none)")
@@ -109,7 +118,7 @@ func runMain(ctx context.Context, o *runOptions) error {
 		o.spec.Stdin = f
 	}
 	if !o.json {
-		o.spec.Stdout, o.spec.Stderr = os.Stdout, os.Stderr
+		o.spec.Stdout, o.spec.Stderr = stdout, stderr
 	}
 
 	// SIGINT and SIGTERM cancel the run: the whole tree is killed before we exit.
@@ -127,19 +136,20 @@ func runMain(ctx context.Context, o *runOptions) error {
 	}()
 
 	res, err := runner.Run(ctx, o.spec)
+	flushOutput() // the command's streams have ended; what follows is agentbox's
 	if res == nil {
 		return err // invalid spec: cobra prints it, exit 125
 	}
 	if o.json {
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		if e := enc.Encode(res); e != nil {
 			return e
 		}
 	} else if res.Error != "" {
-		fmt.Fprintf(os.Stderr, "agentbox: %s\n", res.Error)
+		fmt.Fprintf(stderr, "agentbox: %s\n", res.Error)
 	} else if res.Limit != runner.LimitNone {
-		fmt.Fprintf(os.Stderr, "agentbox: run ended by the %s limit\n", res.Limit)
+		fmt.Fprintf(stderr, "agentbox: run ended by the %s limit\n", res.Limit)
 	}
 	status := res.ExitStatus()
 	if res.Cancelled && got != 0 {

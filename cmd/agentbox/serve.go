@@ -50,7 +50,7 @@ the next serve on the same state directory reaps before it listens.`,
 }
 
 func serveMain(ctx context.Context, o serveOptions) error {
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	log := slog.New(slog.NewTextHandler(stderr, nil))
 	var cfg *config.Config
 	if o.config != "" {
 		var err error

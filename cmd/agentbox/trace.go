@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -30,11 +29,11 @@ each step.`,
 			}
 			s := trace.ComputeStats(steps)
 			if asJSON {
-				enc := json.NewEncoder(os.Stdout)
+				enc := json.NewEncoder(stdout)
 				enc.SetIndent("", "  ")
 				return enc.Encode(s)
 			}
-			return s.WriteText(os.Stdout)
+			return s.WriteText(stdout)
 		},
 	}
 	stats.Flags().BoolVar(&asJSON, "json", false, "print the stats as JSON")

@@ -29,6 +29,8 @@
 //	6,24 /proc/self/exe           TestEscape_ProcSelfExeOverwrite_CVE_2019_5736 init of another identity, ETXTBSY, read-only mounts
 //	7  leaked descriptors         TestEscape_LeakedFDs_CVE_2024_21626          agentbox closes inherited fds; init's cwd/root inside
 //	8  TIOCSTI / TIOCLINUX        TestEscape_TIOCSTI_CVE_2017_5226             seccomp ioctl rule on the low 32 bits (EPERM)
+//	8  the user's tty as stdio    TestEscape_TerminalThroughStdio              no terminal fd reaches the command: pipes for 0, 1, 2
+//	8  escape sequences in output TestEscape_TerminalEscapeSequences           terminal.Writer on a terminal: shown, not executed
 //	9  ptrace / vm_writev / kill  TestEscape_PtraceAndSignalsAgainstInitAndHost seccomp (ptrace, process_vm_*), pid namespace
 //	10 int 0x80, x32, socketcall  TestEscape_ForeignSyscallABIs                seccomp arch and x32-bit check (SIGSYS)
 //	11 high bits in int args      TestEscape_HighBitsIn32BitArguments          seccomp compares the low 32 bits

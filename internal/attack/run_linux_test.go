@@ -26,13 +26,18 @@ type boxOpts struct {
 	extra   []*os.File
 	diffOut bool   // pass --diff-out and read it back
 	during  func() // called once the sandbox's first tagged process is seen
+	// term, when set, is agentbox's stdin, stdout and stderr, as a user's terminal
+	// would be; what reached its screen is read back as agentbox's stdout.
+	term *terminal
+	// plain leaves out --json: stdout is the command's output as agentbox relays it.
+	plain bool
 }
 
 // boxRun is everything one run produced, from both sides.
 type boxRun struct {
 	res      Result
 	exit     int    // agentbox's own exit status
-	raw      string // agentbox's stdout (the JSON)
+	raw      string // agentbox's stdout (the JSON, unless plain)
 	rawErr   string // agentbox's own stderr
 	diff     string // the --diff-out file
 	at       *attempts
@@ -73,6 +78,9 @@ func (fx *fixture) run(o boxOpts) *boxRun {
 	// Always explicit: if the default ever changed, the attacks must still not run
 	// unconfined on this host (TestDefaultIsolationIsNamespace checks the default).
 	args := []string{"run", "--json", "--isolation", "namespace", "--workspace", fx.ws}
+	if o.plain {
+		args = slices.Delete(args, 1, 2)
+	}
 	if !hasFlag(o.flags, "--timeout") {
 		args = append(args, "--timeout", "30s")
 	}
@@ -96,6 +104,9 @@ func (fx *fixture) run(o boxOpts) *boxRun {
 	cmd.ExtraFiles = o.extra
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if o.term != nil {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = o.term.tty, o.term.tty, o.term.tty
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 
 	w := startWatch(fx.tag, o.during)
@@ -105,6 +116,10 @@ func (fx *fixture) run(o boxOpts) *boxRun {
 	w.stop()
 	r.watch = w
 	r.raw, r.rawErr = stdout.String(), stderr.String()
+	if o.term != nil {
+		o.term.after = o.term.state(t)
+		r.raw = o.term.screen()
+	}
 	if cmd.ProcessState != nil {
 		r.exit = cmd.ProcessState.ExitCode()
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
@@ -118,12 +133,18 @@ func (fx *fixture) run(o boxOpts) *boxRun {
 	if ctx.Err() != nil {
 		t.Fatalf("agentbox did not finish within 90 s (its own --timeout did not end it); stderr: %s", r.rawErr)
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &r.res); err != nil {
-		t.Fatalf("agentbox --json output is not one JSON object: %v\nstdout: %q\nstderr: %s", err, r.raw, r.rawErr)
-	}
 	if o.diffOut {
 		b, _ := os.ReadFile(diffPath)
 		r.diff = string(b)
+	}
+	if o.plain {
+		r.at = parseAttempts(strings.ReplaceAll(r.raw, "\r\n", "\n"))
+		t.Logf("agentbox %s\n-> exit %d, %v\nstdout: %.4000q\nstderr: %.2000s", strings.Join(args, " "), r.exit,
+			r.duration.Round(time.Millisecond), r.raw, r.rawErr)
+		return r
+	}
+	if err := json.Unmarshal([]byte(r.raw), &r.res); err != nil {
+		t.Fatalf("agentbox --json output is not one JSON object: %v\nstdout: %q\nstderr: %s", err, r.raw, r.rawErr)
 	}
 	r.at = parseAttempts(r.res.Stdout)
 	t.Logf("agentbox %s\n-> exit %d, signal %q, limit %q, survivors %d, %v, isolation %q, error %q\nattempts:\n%sstderr: %.2000s",

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentbox/agentbox/internal/terminal"
 )
 
 // ErrSetup wraps failures of agentbox itself to set up or tear down a run; the Result
@@ -288,7 +290,12 @@ func openStdin(r io.Reader) (*os.File, func(), error) {
 		devNullOnce.Do(func() { devNull, devNullErr = os.Open(os.DevNull) })
 		return devNull, func() {}, devNullErr
 	case *os.File:
-		return f, func() {}, nil
+		// A terminal is never handed over: through it the command could change its
+		// modes (echo off, left off), size and exclusive flag, or make itself its
+		// owner. The command reads a pipe agentbox fills from it instead.
+		if !terminal.IsTerminal(f) {
+			return f, func() {}, nil
+		}
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {

@@ -79,7 +79,10 @@ type Spec struct {
 	Workspace string
 	// Cwd is a directory relative to the workspace to start in.
 	Cwd string
-	// Stdin feeds the command; nil means /dev/null. An *os.File is passed directly.
+	// Stdin feeds the command; nil means /dev/null. An *os.File is passed directly,
+	// unless it is a terminal: the command never gets a terminal, it reads a pipe
+	// that agentbox copies the terminal's input into. Stdout and stderr are always
+	// pipes that agentbox reads.
 	Stdin io.Reader
 	// Stdout and Stderr, when set, receive the streams live as they are produced.
 	Stdout, Stderr io.Writer
