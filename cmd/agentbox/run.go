@@ -84,7 +84,7 @@ not executed; SGR colours pass, and a colour left on is reset at the end.
 	f.BoolVar(&o.json, "json", false, "print one JSON object describing the run instead of streaming output")
 	f.BoolVar(&o.spec.Sandbox.WriteWorkspace, "write", false, "bind the workspace read-write instead of copy-on-write (namespace isolation)")
 	f.StringVar(&o.spec.Sandbox.RootFS, "rootfs", "", "system tree to use instead of the host's /usr, /bin, /lib (namespace isolation)")
-	f.StringVar(&o.spec.Sandbox.DiffOut, "diff-out", "", "write the workspace changes as a unified diff to this file (namespace isolation)")
+	f.StringVar(&o.spec.Sandbox.DiffOut, "diff-out", "", "write the workspace changes as a unified diff to this file; what it cannot carry is named on '# agentbox:' lines (namespace isolation)")
 	f.Var(sizeValue{&o.spec.Sandbox.TmpSize}, "tmp-size", "size of the sandbox's /tmp (namespace isolation; default 256M)")
 	f.Var(sizeValue{&o.spec.Sandbox.WorkspaceSize}, "workspace-size", "how much the command may write to the copy-on-write workspace, held in memory (namespace isolation, as root; default 1G)")
 	return cmd, o

@@ -47,6 +47,7 @@
 //	18 stdout flood               TestAbuse_StdoutFlood                        bounded head+tail capture, --output-total
 //	18 CPU spin                   TestAbuse_CPUSpin                            RLIMIT_CPU / cgroup CPU accounting (--cpu-time)
 //	18 file size                  TestAbuse_FileSize                           RLIMIT_FSIZE (--file-size)
+//	18 trees the diff cannot show TestAbuse_DiffRenderLimits                   the diff omits with a note and bounds its work; the run keeps its status
 //	19 setsid / double fork       TestEscape_SurvivorsAfterSetsidAndDoubleFork pid namespace (init dies, all die), cgroup kill
 //	20 kill(-1)                   TestEscape_KillAllFromInside                 pid namespace
 //	21 cross-sandbox channels     TestEscape_CrossSandboxChannels              IPC/net namespaces, private /dev/shm, keyctl rule, one overlay per run

@@ -95,7 +95,14 @@ func (fx *fixture) run(o boxOpts) *boxRun {
 	args = append(args, "--")
 	args = append(args, o.cmd...)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	// agentbox must end the run itself: by its --timeout, plus time to clean up.
+	wait := 90 * time.Second
+	if i := slices.Index(o.flags, "--timeout"); i >= 0 && i+1 < len(o.flags) {
+		if d, err := time.ParseDuration(o.flags[i+1]); err == nil {
+			wait = max(wait, d+60*time.Second)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, tools.agentbox, args...)
 	cmd.Env = append(fx.hostEnv(), o.env...)
@@ -131,7 +138,7 @@ func (fx *fixture) run(o boxOpts) *boxRun {
 		t.Fatalf("agentbox did not run: %v", err)
 	}
 	if ctx.Err() != nil {
-		t.Fatalf("agentbox did not finish within 90 s (its own --timeout did not end it); stderr: %s", r.rawErr)
+		t.Fatalf("agentbox did not finish within %v (its own --timeout did not end it); stderr: %s", wait, r.rawErr)
 	}
 	if o.diffOut {
 		b, _ := os.ReadFile(diffPath)

@@ -9,8 +9,9 @@ import (
 // Diff renders every change made in the environment since it was created (the
 // private upper layer against its lower layer) as a git diff: added, modified and
 // deleted files, symlinks as their targets, binary files marked as such, .git
-// directories left out. Past Config.MaxDiffBytes the diff ends after the last
-// whole file and a *workspace.LimitError comes with it.
+// directories left out. It degrades rather than fails on what the sandbox made (see
+// workspace.DiffOptions): past Config.MaxDiffBytes it ends after the last whole file
+// with a marker line, and what it cannot carry is named on a marker line.
 //
 // The upper layer is read directly on the host (never through a symlink; see
 // workspace.Diff) while the environment's cgroup is frozen and no API file

@@ -5,30 +5,38 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"unicode/utf8"
 )
 
 // file compares the non-directory p of both trees.
 func (w *walker) file(p string, o, n *entry) error {
 	for _, e := range []*entry{o, n} {
 		if e != nil && !e.isRegular() && !e.isLink() {
-			w.omit(p, "not a regular file or symlink")
-			return nil
+			return w.omit(p, "not a regular file or symlink")
 		}
 	}
 	if o != nil && n != nil && o.isRegular() && n.isRegular() && o.st.Size == n.st.Size && o.st.Size > w.opts.MaxFileBytes {
 		return w.bigPair(p, o, n)
 	}
 	ov, err := w.read(p, o)
-	if err != nil {
-		return err
+	if err == nil {
+		var nv *version
+		if nv, err = w.read(p, n); err == nil {
+			return w.pair(p, o, n, ov, nv)
+		}
 	}
-	nv, err := w.read(p, n)
-	if err != nil {
-		return err
+	if unreadable(err) {
+		return w.omit(p, unreadableReason)
 	}
+	return err
+}
+
+// pair emits the change from ov to nv, the contents of o and n (nil where over the
+// size limit).
+func (w *walker) pair(p string, o, n *entry, ov, nv *version) error {
 	if (o != nil && ov == nil) || (n != nil && nv == nil) {
-		w.omit(p, fmt.Sprintf("larger than %d bytes", w.opts.MaxFileBytes))
-		return nil
+		return w.omit(p, fmt.Sprintf("larger than %d bytes", w.opts.MaxFileBytes))
 	}
 	switch {
 	case ov == nil:
@@ -51,14 +59,16 @@ func (w *walker) file(p string, o, n *entry) error {
 // change the diff can carry.
 func (w *walker) bigPair(p string, o, n *entry) error {
 	same, err := w.sameContent(p, o, n)
+	if unreadable(err) {
+		return w.omit(p, unreadableReason)
+	}
 	if err != nil {
 		return err
 	}
 	ov, nv := &version{exec: o.st.Mode&0o100 != 0}, &version{exec: n.st.Mode&0o100 != 0}
 	switch {
 	case !same:
-		w.omit(p, fmt.Sprintf("larger than %d bytes", w.opts.MaxFileBytes))
-		return nil
+		return w.omit(p, fmt.Sprintf("larger than %d bytes", w.opts.MaxFileBytes))
 	case ov.exec == nv.exec:
 		return nil
 	}
@@ -146,14 +156,12 @@ func (w *walker) openRegular(p string, e *entry) (interface {
 	return f, nil
 }
 
-// emit appends one file's diff, or ends the diff with a marker and a *LimitError
-// if it would pass MaxTotalBytes.
+// emit appends one file's diff, or ends the diff (errTruncated) if it would pass
+// MaxTotalBytes.
 func (w *walker) emit(p string, old, new *version) error {
 	text, binary := fileDiff(p, old, new, w.opts.Binary)
-	if int64(w.out.Len()+len(text)) > w.opts.MaxTotalBytes {
-		fmt.Fprintf(&w.out, "# agentbox: diff truncated before %s: limit of %d bytes\n", quote(p), w.opts.MaxTotalBytes)
-		w.sum.Truncated = true
-		return &LimitError{What: "diff size", Limit: w.opts.MaxTotalBytes}
+	if err := w.room(p, len(text)); err != nil {
+		return err
 	}
 	w.out.WriteString(text)
 	switch {
@@ -171,8 +179,56 @@ func (w *walker) emit(p string, old, new *version) error {
 }
 
 // omit records a change the diff cannot carry, with a marker line that git apply and
-// ApplyPatch skip as garbage between files.
-func (w *walker) omit(p, reason string) {
+// ApplyPatch skip as garbage between files. The line counts against MaxTotalBytes
+// like a file's diff.
+func (w *walker) omit(p, reason string) error {
+	line := fmt.Sprintf("# agentbox: omitted %s: %s\n", quote(p), reason)
+	if err := w.room(p, len(line)); err != nil {
+		return err
+	}
 	w.sum.Omitted = append(w.sum.Omitted, Omission{Path: p, Reason: reason})
-	fmt.Fprintf(&w.out, "# agentbox: omitted %s: %s\n", quote(p), reason)
+	w.out.WriteString(line)
+	return nil
 }
+
+// room ends the diff (errTruncated) if n more bytes for path p would pass
+// MaxTotalBytes.
+func (w *walker) room(p string, n int) error {
+	if int64(w.out.Len()+n) <= w.opts.MaxTotalBytes {
+		return nil
+	}
+	return w.truncate(p, fmt.Sprintf("limit of %d bytes", w.opts.MaxTotalBytes))
+}
+
+// errTruncated ends a walk early once the diff is cut; Diff returns what it has.
+var errTruncated = errors.New("diff truncated")
+
+// truncate ends the diff at path p with a marker line saying why. The marker may pass
+// MaxTotalBytes by its own length (p is cut to keep it short).
+func (w *walker) truncate(p, why string) error {
+	if p == "" {
+		p = "."
+	}
+	fmt.Fprintf(&w.out, "# agentbox: diff truncated before %s: %s\n", quote(shortPath(p)), why)
+	w.sum.Truncated = true
+	return errTruncated
+}
+
+// shortPath cuts p to its first 256 bytes (at a character boundary) for a marker.
+func shortPath(p string) string {
+	if len(p) <= 256 {
+		return p
+	}
+	cut := 256
+	for cut > 0 && !utf8.RuneStart(p[cut]) {
+		cut--
+	}
+	return p[:cut] + "..."
+}
+
+// unreadableReason is the reason an unreadable entry is omitted for.
+const unreadableReason = "unreadable (permission denied)"
+
+// unreadable reports an entry the sandbox made unreadable to agentbox (mode 000 and
+// the like, when agentbox is not root): it costs the diff that entry, nothing more.
+func unreadable(err error) bool { return errors.Is(err, fs.ErrPermission) }

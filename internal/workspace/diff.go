@@ -3,14 +3,22 @@ package workspace
 import "fmt"
 
 // DiffOptions bounds a diff. The zero value is safe: every limit gets its default.
+//
+// No limit fails a diff: what a tree holds is the sandbox's to choose, and a run must
+// not become agentbox's failure because of it. A change the diff cannot carry is left
+// out with a marker line and listed in Summary.Omitted; past a limit on the whole
+// diff it ends with a marker line and Summary.Truncated.
 type DiffOptions struct {
 	// MaxFileBytes caps the content read for one file. A change to a bigger file is
-	// left out of the diff and listed in Summary.Omitted. Default 8 MiB.
+	// omitted. Default 8 MiB.
 	MaxFileBytes int64
-	// MaxTotalBytes caps the diff. Past it the diff ends after the last whole file,
-	// with a marker line, and a *LimitError. Default 64 MiB.
+	// MaxTotalBytes caps the diff, marker lines included. Past it the diff ends
+	// after the last whole file, with a marker line. Default 64 MiB.
 	MaxTotalBytes int64
-	// MaxEntries caps the directory entries visited in both trees. Default 1,000,000.
+	// MaxEntries caps the directory entries listed in both trees, which bounds the
+	// walk's work and memory (a directory's listing is held while it is compared:
+	// 200,000 empty files cost about 60 MiB and 2 s). Past it the diff ends with a
+	// marker line. Default 250,000.
 	MaxEntries int
 	// Binary carries binary files as git binary patches (git diff --binary), which
 	// git apply and ApplyPatch can apply. By default they are only named, as
@@ -29,7 +37,7 @@ func (o DiffOptions) withDefaults() DiffOptions {
 		o.MaxTotalBytes = 64 << 20
 	}
 	if o.MaxEntries <= 0 {
-		o.MaxEntries = 1_000_000
+		o.MaxEntries = 250_000
 	}
 	return o
 }
@@ -39,7 +47,7 @@ type Summary struct {
 	Added, Modified, Deleted int // files and symlinks; a type change counts as both a deletion and an addition
 	Binary                   int // changed files that are binary (counted above too)
 	Omitted                  []Omission
-	Truncated                bool // MaxTotalBytes was reached
+	Truncated                bool // MaxTotalBytes or MaxEntries was reached: the diff ends early
 }
 
 // Omission is a change the diff does not carry, with the reason.
@@ -58,9 +66,12 @@ type Omission struct {
 // executable bit is carried as a mode change. Output is sorted by path.
 //
 // Neither tree is ever read through a symlink. Fifos, sockets and devices are not
-// opened; they are listed in Summary.Omitted, as are files over the size limit.
-// Empty directories, ownership and other permission bits are not carried (git has no
-// way to say them).
+// opened; they are omitted, as are files over the size limit, entries agentbox may
+// not read, paths longer than 4096 bytes (git apply cannot create them) and the
+// contents of directories more than 256 levels deep. Empty directories, ownership
+// and other permission bits are not carried (git has no way to say them). An error
+// means agentbox could not read the trees at all, or found an overlay feature it
+// cannot render (ErrOverlay); never a limit.
 func Diff(lower, upper string, opts DiffOptions) ([]byte, Summary, error) {
 	out, sum, err := diffTrees(lower, upper, true, opts.withDefaults())
 	if err != nil {

@@ -222,17 +222,19 @@ func TestDiffLimits(t *testing.T) {
 		want := snapOf(map[string]string{"big": big, "bigsame": big, "bigexec": "x:" + big, "small": "2\n", "z1": "a\n", "z2": "b\n"})
 		roundTrip(t, a, out, want) // everything but the omitted file
 	})
+	// The limits on the whole diff end it with a marker line, never with an error:
+	// what the tree holds is the sandbox's choice, and a run must not become
+	// agentbox's failure because of it (issue 10, item 7).
 	t.Run("total", func(t *testing.T) {
 		out, sum, err := DiffTrees(a, b, DiffOptions{MaxFileBytes: 100000, MaxTotalBytes: 100})
-		var le *LimitError
-		if !errors.As(err, &le) || !errors.Is(err, ErrLimit) || !sum.Truncated {
+		if err != nil || !sum.Truncated {
 			t.Fatalf("err %v, summary %+v", err, sum)
 		}
-		if !strings.HasPrefix(string(out), "# agentbox: diff truncated before big") {
+		if !strings.HasPrefix(string(out), "# agentbox: diff truncated before big: limit of 100 bytes\n") {
 			t.Fatalf("out:\n%s", out)
 		}
 		out, sum, err = DiffTrees(a, b, DiffOptions{MaxTotalBytes: 400, MaxFileBytes: 10})
-		if !errors.Is(err, ErrLimit) || sum.Modified+sum.Added == 0 || !strings.Contains(string(out), "# agentbox: diff truncated before ") {
+		if err != nil || !sum.Truncated || sum.Modified+sum.Added == 0 || !strings.Contains(string(out), "# agentbox: diff truncated before ") {
 			t.Fatalf("err %v summary %+v out:\n%s", err, sum, out)
 		}
 		// The files before the marker are whole: the partial diff applies.
@@ -242,22 +244,78 @@ func TestDiffLimits(t *testing.T) {
 			t.Fatalf("partial diff does not apply: %v\n%s", err, out)
 		}
 	})
+	t.Run("omissions count against the total", func(t *testing.T) {
+		_, sum, err := DiffTrees(a, b, DiffOptions{MaxFileBytes: 10, MaxTotalBytes: 60})
+		if err != nil || !sum.Truncated || len(sum.Omitted) != 1 {
+			t.Fatalf("err %v summary %+v", err, sum)
+		}
+	})
 	t.Run("entries", func(t *testing.T) {
-		_, _, err := DiffTrees(a, b, DiffOptions{MaxEntries: 5})
-		if !errors.Is(err, ErrLimit) {
-			t.Fatalf("err %v", err)
+		out, sum, err := DiffTrees(a, b, DiffOptions{MaxEntries: 5})
+		if err != nil || !sum.Truncated || !strings.Contains(string(out), "# agentbox: diff truncated before .: more than 5 directory entries\n") {
+			t.Fatalf("err %v summary %+v out:\n%s", err, sum, out)
 		}
 	})
 	t.Run("depth", func(t *testing.T) {
 		deep := filepath.Join(base, "deep")
-		p := deep
-		for range maxDepth + 2 {
-			p = filepath.Join(p, "d")
+		p, rel := deep, ""
+		for range maxDepth + 44 { // 300 levels
+			p, rel = filepath.Join(p, "d"), filepath.Join(rel, "d")
 		}
 		writeTree(t, p, map[string]string{"f": "x"})
-		_, _, err := DiffTrees(a, deep, DiffOptions{})
-		if !errors.Is(err, ErrLimit) {
-			t.Fatalf("err %v", err)
+		atLimit := strings.Repeat("d/", maxDepth) + "g" // in the deepest directory compared
+		writeTree(t, deep, map[string]string{"top": "t\n", "d/near": "n\n", atLimit: "g\n"})
+		out, sum, err := DiffTrees(a, deep, DiffOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut := strings.Repeat("d/", maxDepth) + "d"
+		if len(sum.Omitted) != 1 || sum.Omitted[0].Path != cut || sum.Truncated ||
+			!strings.Contains(string(out), "# agentbox: omitted "+cut+": directory more than 256 levels deep: its contents are not compared\n") {
+			t.Fatalf("summary %+v out:\n%.2000s", sum, out)
+		}
+		for _, want := range []string{"+++ b/top\n", "+++ b/d/near\n", "+++ b/" + atLimit + "\n"} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("the diff lacks %q", want)
+			}
+		}
+		roundTrip(t, a, out, snapOf(map[string]string{"top": "t\n", "d/near": "n\n", atLimit: "g\n"}))
+	})
+	t.Run("path length", func(t *testing.T) {
+		long := filepath.Join(base, "long")
+		writeTree(t, long, map[string]string{"top": "t\n"})
+		name := strings.Repeat("n", 255)
+		r, err := os.OpenRoot(long)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 17 { // 17 * 256 > 4096: created one level at a time, below PATH_MAX
+			if err := r.Mkdir(name, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if i == 15 {
+				if err := r.WriteFile("f", []byte("at 4080 bytes\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			next, err := r.OpenRoot(name)
+			r.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = next
+		}
+		r.WriteFile("deepest", []byte("x"), 0o644)
+		r.Close()
+		out, sum, err := DiffTrees(a, long, DiffOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sum.Omitted) != 1 || len(sum.Omitted[0].Path) <= maxPathLen || sum.Omitted[0].Reason != "path longer than 4096 bytes" {
+			t.Fatalf("summary %+v", sum)
+		}
+		if !strings.Contains(string(out), "+++ b/top\n") || !strings.Contains(string(out), "/f\n@@ -0,0 +1,1 @@\n+at 4080 bytes\n") {
+			t.Fatalf("the paths that fit are not in the diff:\n%.3000s", out)
 		}
 	})
 }

@@ -51,14 +51,23 @@ func (d *layerDir) names(budget *int) ([]string, error) {
 
 var errEntries = errors.New("directory entries") // turned into a LimitError by the walker
 
+// stat is what a walk keeps of an entry's lstat: enough to know the entry again
+// (device, inode, type) and to judge it (mode, size, device number), and small, for
+// directories of a million entries.
+type stat struct {
+	Mode           uint32
+	Size           int64
+	Dev, Ino, Rdev uint64
+}
+
 // lstat describes the entry name of d without following it.
-func (d *layerDir) lstat(name string) (unix.Stat_t, error) {
+func (d *layerDir) lstat(name string) (stat, error) {
 	var st unix.Stat_t
 	if err := checkName(name); err != nil {
-		return st, err
+		return stat{}, err
 	}
 	_, err := retryEINTR(func() (int, error) { return 0, unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
-	return st, err
+	return stat{Mode: st.Mode, Size: st.Size, Dev: st.Dev, Ino: st.Ino, Rdev: st.Rdev}, err
 }
 
 // open opens the entry name of d with openat2: one component, no symlink anywhere
@@ -66,7 +75,7 @@ func (d *layerDir) lstat(name string) (unix.Stat_t, error) {
 // (RESOLVE_NO_XDEV). What it opened must be the entry st described (same device,
 // inode and type), or it fails with ErrChanged: a swap between lstat and open is
 // noticed rather than followed.
-func (d *layerDir) open(name string, flags int, st *unix.Stat_t) (int, error) {
+func (d *layerDir) open(name string, flags int, st *stat) (int, error) {
 	if err := checkName(name); err != nil {
 		return -1, err
 	}
@@ -91,7 +100,7 @@ func (d *layerDir) open(name string, flags int, st *unix.Stat_t) (int, error) {
 }
 
 // openDir opens the subdirectory name of d that st describes.
-func (d *layerDir) openDir(name string, st *unix.Stat_t) (*layerDir, error) {
+func (d *layerDir) openDir(name string, st *stat) (*layerDir, error) {
 	fd, err := d.open(name, unix.O_RDONLY|unix.O_DIRECTORY, st)
 	if err != nil {
 		return nil, err
@@ -101,7 +110,7 @@ func (d *layerDir) openDir(name string, st *unix.Stat_t) (*layerDir, error) {
 
 // openFile opens the regular file name of d that st describes. O_NONBLOCK keeps a
 // fifo swapped in from blocking the open; the identity check then refuses it.
-func (d *layerDir) openFile(name string, st *unix.Stat_t) (*os.File, error) {
+func (d *layerDir) openFile(name string, st *stat) (*os.File, error) {
 	fd, err := d.open(name, unix.O_RDONLY|unix.O_NONBLOCK, st)
 	if err != nil {
 		return nil, err

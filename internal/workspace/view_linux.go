@@ -29,7 +29,7 @@ func (v *view) close() {
 // entry is one name of a view, described by lstat in the layer that provides it.
 type entry struct {
 	name  string
-	st    unix.Stat_t
+	st    stat
 	dir   *layerDir
 	upper bool   // from the overlay's upper layer
 	below *entry // for an upper directory, the lower directory it merges with
@@ -100,7 +100,7 @@ func (w *walker) list(v *view) (map[string]*entry, error) {
 				continue
 			}
 			wo, err := isWhiteout(e)
-			if err != nil {
+			if err != nil && !unreadable(err) { // an unreadable empty file is a file
 				return nil, err
 			}
 			if wo {

@@ -46,11 +46,7 @@ func diffTrees(oldPath, newPath string, overlay bool, opts DiffOptions) ([]byte,
 		}
 	}
 	err = w.walk("", oldView, newView, 0)
-	var le *LimitError
-	if errors.As(err, &le) {
-		return w.out.Bytes(), w.sum, err
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, errTruncated) {
 		return nil, w.sum, err
 	}
 	return w.out.Bytes(), w.sum, nil
@@ -59,9 +55,6 @@ func diffTrees(oldPath, newPath string, overlay bool, opts DiffOptions) ([]byte,
 // walk compares the directory p of both trees (either view may be nil: the
 // directory exists on one side only).
 func (w *walker) walk(p string, old, new *view, depth int) error {
-	if depth > maxDepth {
-		return &LimitError{What: "directory depth", Limit: maxDepth}
-	}
 	oe, err := w.list(old)
 	if err == nil {
 		var ne map[string]*entry
@@ -70,10 +63,13 @@ func (w *walker) walk(p string, old, new *view, depth int) error {
 		}
 	}
 	if errors.Is(err, errEntries) {
-		return &LimitError{What: "directory entries", Limit: int64(w.opts.MaxEntries)}
+		return w.truncate(p, fmt.Sprintf("more than %d directory entries", w.opts.MaxEntries))
 	}
 	if p == "" {
 		p = "."
+	}
+	if unreadable(err) {
+		return w.omit(p, "directory "+unreadableReason)
 	}
 	return fmt.Errorf("%s: %w", quote(p), err)
 }
@@ -118,9 +114,15 @@ func (w *walker) compare(p string, oe, ne map[string]*entry, depth int) error {
 			cp = p + "/" + name
 		}
 		var err error
-		if dir {
+		switch {
+		case len(cp) > maxPathLen:
+			// git apply (and ApplyPatch) cannot create it on Linux anyway.
+			err = w.omit(cp, fmt.Sprintf("path longer than %d bytes", maxPathLen))
+		case dir && depth+1 > maxDepth:
+			err = w.omit(cp, fmt.Sprintf("directory more than %d levels deep: its contents are not compared", maxDepth))
+		case dir:
 			err = w.subdir(cp, o, n, depth)
-		} else {
+		default:
 			err = w.file(cp, o, n)
 		}
 		if err != nil {
@@ -135,6 +137,9 @@ func (w *walker) subdir(p string, o, n *entry, depth int) error {
 	defer func() { ov.close(); nv.close() }()
 	if o != nil {
 		d, err := o.dir.openDir(o.name, &o.st)
+		if unreadable(err) {
+			return w.omit(p, "directory "+unreadableReason)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", quote(p), err)
 		}
@@ -142,6 +147,9 @@ func (w *walker) subdir(p string, o, n *entry, depth int) error {
 	}
 	if n != nil {
 		d, err := n.dir.openDir(n.name, &n.st)
+		if unreadable(err) {
+			return w.omit(p, "directory "+unreadableReason)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", quote(p), err)
 		}
