@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/workspace"
 )
 
 // BuiltinOptions configure the built-in tools of one session. Service, EnvID and
@@ -136,10 +137,11 @@ func (w *Workspace) refresh(ctx context.Context) {
 }
 
 // diffVersion hashes the environment's diff against its starting content; "" if
-// the diff cannot be read (too large, environment gone).
+// the diff cannot be read (environment gone) or was cut at a limit, where a hash
+// would miss the changes past the cut.
 func (w *Workspace) diffVersion(ctx context.Context) string {
 	d, err := w.o.Service.Diff(ctx, w.o.Owner, w.o.EnvID)
-	if err != nil {
+	if err != nil || workspace.Truncated(d) {
 		return ""
 	}
 	sum := sha256.Sum256(d)

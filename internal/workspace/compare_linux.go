@@ -209,7 +209,7 @@ func (w *walker) truncate(p, why string) error {
 	if p == "" {
 		p = "."
 	}
-	fmt.Fprintf(&w.out, "# agentbox: diff truncated before %s: %s\n", quote(shortPath(p)), why)
+	fmt.Fprintf(&w.out, "%s%s: %s\n", truncatedMarker, quote(shortPath(p)), why)
 	w.sum.Truncated = true
 	return errTruncated
 }

@@ -1,6 +1,9 @@
 package workspace
 
-import "fmt"
+import (
+	"bytes"
+	"fmt"
+)
 
 // DiffOptions bounds a diff. The zero value is safe: every limit gets its default.
 //
@@ -40,6 +43,17 @@ func (o DiffOptions) withDefaults() DiffOptions {
 		o.MaxEntries = 250_000
 	}
 	return o
+}
+
+// truncatedMarker starts the last line of a diff cut short at a limit. Diff lines
+// that carry content start with a space, "+", "-" or "\\", so no file can forge it.
+const truncatedMarker = "# agentbox: diff truncated before "
+
+// Truncated reports whether diff, the output of Diff or DiffTrees, was cut short at
+// a limit: changes past the cut are not in it, so a hash of it does not see them.
+func Truncated(diff []byte) bool {
+	last := bytes.TrimSuffix(diff, []byte("\n"))
+	return bytes.HasPrefix(last[bytes.LastIndexByte(last, '\n')+1:], []byte(truncatedMarker))
 }
 
 // Summary counts the changes of a diff.

@@ -356,3 +356,21 @@ func TestDiffOrder(t *testing.T) {
 		t.Fatal("not deterministic")
 	}
 }
+
+func TestTruncated(t *testing.T) {
+	base := t.TempDir()
+	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
+	writeTree(t, a, map[string]string{"f": "1\n"})
+	writeTree(t, b, map[string]string{"f": "2\n", "g": "# agentbox: diff truncated before x\n", "# agentbox: diff truncated before y": ""})
+	whole, _, err := DiffTrees(a, b, DiffOptions{})
+	if err != nil || Truncated(whole) {
+		t.Fatalf("a whole diff whose files imitate the marker counts as cut: %v\n%s", err, whole)
+	}
+	cut, sum, err := DiffTrees(a, b, DiffOptions{MaxTotalBytes: 200})
+	if err != nil || !sum.Truncated || !Truncated(cut) {
+		t.Fatalf("a cut diff does not count as cut: %v %+v\n%s", err, sum, cut)
+	}
+	if Truncated(nil) {
+		t.Fatal("an empty diff counts as cut")
+	}
+}
