@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -23,6 +26,7 @@ func (d *daemonFlags) add(f *pflag.FlagSet) {
 
 // client connects to the daemon: --server, $AGENTBOX_SERVER, or the default socket;
 // the token from --token, $AGENTBOX_TOKEN, or the token file a local daemon wrote.
+// A socket in a directory another user could write in is refused.
 func (d *daemonFlags) client() (*client.Client, error) {
 	server := d.server
 	if server == "" {
@@ -40,6 +44,16 @@ func (d *daemonFlags) client() (*client.Client, error) {
 		o.URL = server
 	} else {
 		o.Socket = strings.TrimPrefix(server, "unix:")
+		// The token goes to whatever listens there: only into a directory that
+		// nobody but its user (or root) could have put a socket in.
+		dir, err := config.OpenDaemonDir(filepath.Dir(o.Socket))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &client.NoDaemonError{Addr: o.Socket, Err: err}
+		}
+		if err != nil {
+			return nil, err
+		}
+		dir.Close()
 		if o.Token == "" {
 			t, err := config.ReadLocalToken(config.LocalTokenFile(o.Socket))
 			if err != nil {

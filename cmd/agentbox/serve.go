@@ -31,7 +31,8 @@ func serveCmd() *cobra.Command {
 		Short: "Serve environments over HTTP (Unix socket or TCP) and MCP at /mcp",
 		Long: `Serve runs the agentbox daemon: environments behind an HTTP/JSON API (docs/API.md)
 and the same operations as MCP tools at /mcp. It listens on a Unix socket by default
-(/run/agentbox/agentbox.sock as root, else $XDG_RUNTIME_DIR/agentbox.sock), or on TCP
+(/run/agentbox/agentbox.sock as root, else $XDG_RUNTIME_DIR/agentbox.sock, else
+$TMPDIR/agentbox-UID/agentbox.sock; its directory must be the user's own), or on TCP
 with --listen. Without --config it serves one tenant, "local", whose token (every
 scope) it writes to agentbox.token next to the socket, where the CLI finds it.
 

@@ -10,11 +10,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/config"
+	"github.com/agentbox/agentbox/internal/testenv"
 )
 
 // TestGracefulShutdown: shutdown lets an in-flight request finish, ends event
@@ -140,6 +142,39 @@ func TestListenUnixSocket(t *testing.T) {
 			t.Fatalf("stale socket: %v", err)
 		}
 		ln.Close()
+	})
+	// Issue 10, finding 8: another user who made the socket's directory first
+	// could swap the socket. Such a directory is refused and nothing is bound.
+	t.Run("a directory another user could write in is refused", func(t *testing.T) {
+		testenv.RequireRoot(t) // to give it to another uid
+		for name, mk := range map[string]func(string) error{
+			"owned by uid 12345": func(d string) error { return os.Chown(d, 12345, 12345) },
+			"mode 0777":          func(d string) error { return os.Chmod(d, 0o777) },
+		} {
+			top, err := os.MkdirTemp("", "ab") // short: a socket path has at most 107 bytes
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(top)
+			d := filepath.Join(top, "agentbox-1000")
+			os.Mkdir(d, 0o700)
+			if err := mk(d); err != nil {
+				t.Fatal(err)
+			}
+			cfg := config.Local("local-token-0123456789")
+			cfg.Socket = filepath.Join(d, "agentbox.sock")
+			ln, err := Listen(cfg)
+			if err == nil {
+				ln.Close()
+				t.Fatalf("%s: listened in it", name)
+			}
+			if !errors.Is(err, config.ErrUnsafeDir) || !strings.Contains(err.Error(), d) || !strings.Contains(err.Error(), name) {
+				t.Fatalf("%s: err = %v, want one naming the directory and why", name, err)
+			}
+			if entries, _ := os.ReadDir(d); len(entries) != 0 {
+				t.Fatalf("%s: left %v in it", name, entries)
+			}
+		}
 	})
 	t.Run("a regular file is not removed", func(t *testing.T) {
 		cfg := config.Local("local-token-0123456789")

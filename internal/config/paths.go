@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // DefaultSocket is where the daemon listens and the CLI looks for it:
@@ -49,19 +50,27 @@ func LocalTokenFile(socket string) string {
 }
 
 // NewLocalToken creates a random token and writes it to path with mode 0600,
-// replacing an older one.
+// replacing an older one. The directory is created 0700 if missing and must be
+// the user's own (OpenSocketDir); the file is created, never followed, in the
+// directory as checked.
 func NewLocalToken(path string) (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
 	tok := "abx_" + hex.EncodeToString(b[:])
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", fmt.Errorf("token directory: %w", err)
+	dir, err := OpenSocketDir(filepath.Dir(path), 0o700)
+	if err != nil {
+		return "", err
 	}
-	tmp := path + ".tmp"
-	os.Remove(tmp)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	defer dir.Close()
+	name := filepath.Base(path)
+	tmp := name + ".tmp"
+	dir.Remove(tmp)
+	if err := CheckRoot(dir); err != nil {
+		return "", err
+	}
+	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return "", fmt.Errorf("write token: %w", err)
 	}
@@ -70,18 +79,28 @@ func NewLocalToken(path string) (string, error) {
 		werr = cerr
 	}
 	if werr == nil {
-		werr = os.Rename(tmp, path)
+		werr = dir.Rename(tmp, name)
 	}
 	if werr != nil {
-		os.Remove(tmp)
+		dir.Remove(tmp)
 		return "", fmt.Errorf("write token: %w", werr)
 	}
 	return tok, nil
 }
 
-// ReadLocalToken reads the token a local daemon wrote; a missing file is "".
+// ReadLocalToken reads the token a local daemon wrote; a missing file is "". The
+// directory must be the user's or root's own (OpenDaemonDir): a token another
+// user could have planted is refused.
 func ReadLocalToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	dir, err := OpenDaemonDir(filepath.Dir(path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer dir.Close()
+	b, err := dir.ReadFile(filepath.Base(path))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
