@@ -219,6 +219,8 @@ func codeForStatus(status int) string {
 		return CodeRate
 	case 503:
 		return CodeUnavailable
+	case 507:
+		return CodeNoSpace
 	}
 	return CodeInternal
 }

@@ -8,7 +8,7 @@ import (
 // Error is the API's error envelope: {"error": {"code", "message", "retryable",
 // "suggested_action"}}. Status is the HTTP status it came with.
 type Error struct {
-	Code            string `json:"code" jsonschema:"EINVAL, EAUTH, EPERM, ENOENT, EEXIST, EBUSY, ECONFLICT, EFBIG, EQUOTA, ERATE, EUNAVAIL or EINTERNAL"`
+	Code            string `json:"code" jsonschema:"EINVAL, EAUTH, EPERM, ENOENT, EEXIST, EBUSY, ECONFLICT, EFBIG, EQUOTA, ERATE, ENOSPC, EUNAVAIL or EINTERNAL"`
 	Message         string `json:"message"`
 	Retryable       bool   `json:"retryable" jsonschema:"whether the same request may succeed later"`
 	SuggestedAction string `json:"suggested_action,omitempty" jsonschema:"what the caller could do instead"`
@@ -40,6 +40,7 @@ const (
 	CodeTooLarge    = "EFBIG"     // 413
 	CodeQuota       = "EQUOTA"    // 429
 	CodeRate        = "ERATE"     // 429, retryable
+	CodeNoSpace     = "ENOSPC"    // 507: the workspace is full
 	CodeInternal    = "EINTERNAL" // 500
 	CodeUnavailable = "EUNAVAIL"  // 503, retryable
 )

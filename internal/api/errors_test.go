@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,8 +18,15 @@ import (
 	"github.com/agentbox/agentbox/internal/workspace"
 )
 
+func pathErr(errno syscall.Errno) error { return &fs.PathError{Op: "write", Path: "a.txt", Err: errno} }
+
+// TestMap is the mapping table's test: every sentinel and errno a file operation
+// can meet, with the status, code and retry flag it gets. Issue 10, finding 12:
+// ENOSPC and ENAMETOOLONG were a retryable 503 "daemon did not answer" (an errno
+// is a net.Error), so clients retried for ever.
 func TestMap(t *testing.T) {
 	red := NewRedactor("/var/lib/agentbox", "/srv/work/")
+	matched := map[int]bool{} // rows of the table some case reached
 	for _, tc := range []struct {
 		err       error
 		status    int
@@ -55,8 +64,37 @@ func TestMap(t *testing.T) {
 		{&client.Error{Code: "EQUOTA", Message: "remote", Status: 429}, 429, "EQUOTA", false, "remote"},
 		{&client.NoDaemonError{Addr: "/run/agentbox/agentbox.sock", Err: syscall.ECONNREFUSED}, 503, "EUNAVAIL", true, "not running"},
 		{&net.OpError{Op: "read", Net: "unix", Err: syscall.ECONNRESET}, 503, "EUNAVAIL", true, "did not answer"},
+		{&url.Error{Op: "Post", URL: "http://agentbox/v1", Err: io.ErrUnexpectedEOF}, 503, "EUNAVAIL", true, "did not answer"},
 		// Host paths in messages that do reach callers are redacted.
 		{fmt.Errorf("create in /var/lib/agentbox/envs/x: %w", env.ErrInvalid), 400, "EINVAL", false, "create in <host>/envs/x"},
+
+		// Every errno a file operation may meet, bare or in an *fs.PathError.
+		{pathErr(syscall.ENOSPC), 507, "ENOSPC", false, "no space left"},
+		{fmt.Errorf("artifact store: copy: %w", syscall.ENOSPC), 507, "ENOSPC", false, "no space left"},
+		{pathErr(syscall.EDQUOT), 507, "ENOSPC", false, "quota"},
+		{pathErr(syscall.EFBIG), 413, "EFBIG", false, "too large"},
+		{pathErr(syscall.ENAMETOOLONG), 400, "EINVAL", false, "name too long"},
+		{pathErr(syscall.ELOOP), 400, "EINVAL", false, "symbolic links"},
+		{pathErr(syscall.EACCES), 403, "EPERM", false, "permission denied"},
+		{pathErr(syscall.EPERM), 403, "EPERM", false, "not permitted"},
+		{pathErr(syscall.EROFS), 403, "EPERM", false, "read-only"},
+		{pathErr(syscall.EEXIST), 409, "EEXIST", false, "exists"},
+		{pathErr(syscall.ENOTEMPTY), 409, "EEXIST", false, "not empty"},
+		{pathErr(syscall.ENOENT), 404, "ENOENT", false, "no such file"},
+		{pathErr(syscall.ENOTDIR), 400, "EINVAL", false, "not a directory"},
+		{pathErr(syscall.EISDIR), 400, "EINVAL", false, "is a directory"},
+		{pathErr(syscall.EINVAL), 400, "EINVAL", false, "invalid argument"},
+		{pathErr(syscall.EXDEV), 400, "EINVAL", false, "cross-device"},
+		{pathErr(syscall.ETXTBSY), 409, "EBUSY", true, "text file busy"},
+		{pathErr(syscall.EBUSY), 409, "EBUSY", true, "busy"},
+		{pathErr(syscall.EAGAIN), 409, "EBUSY", true, "temporarily unavailable"},
+		{pathErr(syscall.EMFILE), 503, "EUNAVAIL", true, "descriptors"},
+		{pathErr(syscall.ENFILE), 503, "EUNAVAIL", true, "descriptors"},
+		{pathErr(syscall.ENOMEM), 503, "EUNAVAIL", true, "memory"},
+		// An errno no row names is internal: never "unavailable", never retried.
+		{pathErr(syscall.EOVERFLOW), 500, "EINTERNAL", false, "internal error"},
+		{pathErr(syscall.EIO), 500, "EINTERNAL", false, "internal error"},
+		{syscall.ENOSPC, 507, "ENOSPC", false, "no space left"},
 	} {
 		t.Run(fmt.Sprintf("%T %v", tc.err, tc.err), func(t *testing.T) {
 			st, e := Map(tc.err, `environment "abc"`, red)
@@ -66,9 +104,59 @@ func TestMap(t *testing.T) {
 			if strings.Contains(e.Message, "/var/lib") || strings.Contains(e.Message, "disk on fire") {
 				t.Fatalf("host detail reached the caller: %q", e.Message)
 			}
+			var ae *apiError
+			var ce *client.Error
+			if st != 500 && e.SuggestedAction == "" && !errors.As(tc.err, &ae) && !errors.As(tc.err, &ce) {
+				t.Fatalf("%d %s without a suggested action", st, e.Code)
+			}
+			// Only a daemon that is not there, stopping, or short of something
+			// is a retryable 503; nothing retryable is a client's mistake.
+			if (st == 503) != (e.Code == "EUNAVAIL") || (e.Retryable && st != 409 && st != 429 && st != 503) {
+				t.Fatalf("%d %s retryable=%v breaks the retry rules", st, e.Code, e.Retryable)
+			}
 		})
+		for i, r := range rules {
+			if r.matches(tc.err) {
+				matched[i] = true
+				break
+			}
+		}
+	}
+	for i, r := range rules {
+		if !matched[i] {
+			t.Errorf("row %d of the table (%s %d) has no case", i, r.code, r.status)
+		}
 	}
 }
+
+// TestNoSpaceIsNotRetried: a full workspace answers 507 ENOSPC, not retryable and
+// without Retry-After, over HTTP and through the Go client.
+func TestNoSpaceIsNotRetried(t *testing.T) {
+	h := newHarness(t)
+	h.srv.guard.svc = failing{h.mem, &fs.PathError{Op: "write", Path: "big", Err: syscall.ENOSPC}}
+	e, err := h.client(tokA).Create(context.Background(), client.CreateRequest{Template: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, hdr, body := h.do("PUT", "/v1/environments/"+e.ID+"/files?path=big", tokA, []byte("x"))
+	env := envelopeOf(t, body)
+	if st != 507 || env.Code != "ENOSPC" || env.Retryable || hdr.Get("Retry-After") != "" || env.SuggestedAction == "" {
+		t.Fatalf("%d %+v Retry-After=%q", st, env, hdr.Get("Retry-After"))
+	}
+	err = h.client(tokA).WriteFile(context.Background(), e.ID, "big", []byte("x"))
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Code != client.CodeNoSpace || ce.Retryable || ce.Status != 507 {
+		t.Fatalf("client: %v", err)
+	}
+}
+
+// failing is a service whose file writes fail with err.
+type failing struct {
+	env.Service
+	err error
+}
+
+func (f failing) WriteFile(context.Context, env.Owner, string, string, []byte) error { return f.err }
 
 // TestMapNotFoundIgnoresErrorText: the ENOENT message of env.ErrNotFound depends
 // only on what the caller asked for, never on the service's text (which may say
