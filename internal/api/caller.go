@@ -17,9 +17,10 @@ type Caller struct {
 	Token  string // the token's name, for logs; never the secret
 }
 
-// Has reports whether the caller holds scope; admin holds every scope.
+// Has reports whether the caller holds scope; admin holds every scope of its
+// tenant, not operator (which sees every tenant).
 func (c Caller) Has(scope string) bool {
-	return slices.Contains(c.Scopes, scope) || slices.Contains(c.Scopes, config.ScopeAdmin)
+	return slices.Contains(c.Scopes, scope) || (scope != config.ScopeOperator && slices.Contains(c.Scopes, config.ScopeAdmin))
 }
 
 type callerKey struct{}

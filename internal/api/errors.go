@@ -206,7 +206,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		e.Message = "internal error (request " + id + ")"
 		s.log.Error("internal error", "request", id, "route", r.Pattern, "err", err)
 	}
-	s.metrics.denied(e.Code)
+	tenant := ""
+	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+		tenant = info.caller.Tenant
+	}
+	s.metrics.denied(tenant, e.Code)
 	if e.Retryable && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
 		w.Header().Set("Retry-After", "1")
 	}

@@ -184,8 +184,8 @@ func (g *Guard) Exec(ctx context.Context, _ env.Owner, id string, r env.ExecRequ
 	start := time.Now()
 	res, err := g.svc.Exec(ctx, o, id, r)
 	if err == nil {
-		g.metrics.exec(time.Since(start))
-		g.metrics.killed(res)
+		g.metrics.exec(o.Tenant, time.Since(start))
+		g.metrics.killed(o.Tenant, res)
 	}
 	return res, err
 }
@@ -213,7 +213,7 @@ func (g *Guard) Wait(ctx context.Context, _ env.Owner, id, procID string) (*runn
 		g.seen[id+"/"+procID] = true
 		g.mu.Unlock()
 		if first {
-			g.metrics.killed(res)
+			g.metrics.killed(o.Tenant, res)
 		}
 	}
 	return res, err

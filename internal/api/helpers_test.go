@@ -23,6 +23,7 @@ const (
 	tokARead = "tok-a-read-0123456789"
 	tokB     = "tok-b-0123456789abcdef"
 	tokRate  = "tok-r-0123456789abcdef"
+	tokOp    = "tok-operator-0123456789"
 )
 
 const testConfig = `
@@ -38,6 +39,7 @@ tokens:
   - {name: a-read, token: ` + tokARead + `, tenant: a, scopes: ["file:read"]}
   - {name: b-all, token: ` + tokB + `, tenant: b, scopes: ["env:create", exec, "file:read", "file:write", "artifact:read"]}
   - {name: r, token: ` + tokRate + `, tenant: r, scopes: ["env:create"]}
+  - {name: operator, token: ` + tokOp + `, tenant: b, scopes: [operator]}
 `
 
 // syncBuffer is a log sink safe for the server's goroutines.

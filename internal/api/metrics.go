@@ -10,16 +10,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/runner"
 )
 
-// Metrics are the server's Prometheus metrics, in a registry of their own.
+// Metrics are the server's Prometheus metrics, in a registry of their own. Every
+// figure about requests and environments carries the tenant it belongs to; a
+// tenant's admin sees only its own series (Handler), the operator all of them.
 type Metrics struct {
 	reg      *prometheus.Registry
-	execDur  prometheus.Histogram
+	execDur  *prometheus.HistogramVec
 	kills    *prometheus.CounterVec
 	denials  *prometheus.CounterVec
 	requests *prometheus.CounterVec
@@ -30,23 +33,23 @@ type Metrics struct {
 func NewMetrics(count func() map[string]int) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
-		execDur: prometheus.NewHistogram(prometheus.HistogramOpts{
+		execDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "agentbox_exec_duration_seconds",
-			Help:    "Wall time of synchronous exec requests, from the API's view.",
+			Help:    "Wall time of synchronous exec requests, from the API's view, by tenant.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
-		}),
+		}, []string{"tenant"}),
 		kills: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentbox_kills_total",
-			Help: "Commands ended by a limit, by limit (timeout, cpu, memory, pids, output, file_size).",
-		}, []string{"limit"}),
+			Help: "Commands ended by a limit, by tenant and limit (timeout, cpu, memory, pids, output, file_size).",
+		}, []string{"tenant", "limit"}),
 		denials: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentbox_policy_denials_total",
-			Help: "Requests refused by policy, by reason (auth, permission, quota, rate).",
-		}, []string{"reason"}),
+			Help: "Requests refused by policy, by tenant (\"\" before authentication) and reason (auth, perm, quota, rate).",
+		}, []string{"tenant", "reason"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentbox_http_requests_total",
-			Help: "HTTP requests by route and status code.",
-		}, []string{"route", "code"}),
+			Help: "HTTP requests by tenant (\"\" before authentication), route and status code.",
+		}, []string{"tenant", "route", "code"}),
 	}
 	envs := &envCollector{count: count, desc: prometheus.NewDesc("agentbox_environments",
 		"Live environments, by tenant.", []string{"tenant"}, nil)}
@@ -55,37 +58,67 @@ func NewMetrics(count func() map[string]int) *Metrics {
 	return m
 }
 
-// Handler serves the metrics in the Prometheus text format.
-func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+// Handler serves the metrics in the Prometheus text format: every series when
+// tenant is "" (the operator), else only the series labelled with tenant.
+func (m *Metrics) Handler(tenant string) http.Handler {
+	g := prometheus.Gatherer(m.reg)
+	if tenant != "" {
+		g = prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+			mfs, err := m.reg.Gather()
+			return tenantOnly(mfs, tenant), err
+		})
+	}
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{})
 }
 
-func (m *Metrics) exec(d time.Duration) {
+// tenantOnly keeps the series whose tenant label is tenant, and the families
+// left with one.
+func tenantOnly(mfs []*dto.MetricFamily, tenant string) []*dto.MetricFamily {
+	var out []*dto.MetricFamily
+	for _, mf := range mfs {
+		var keep []*dto.Metric
+		for _, mt := range mf.GetMetric() {
+			for _, l := range mt.GetLabel() {
+				if l.GetName() == "tenant" && l.GetValue() == tenant {
+					keep = append(keep, mt)
+					break
+				}
+			}
+		}
+		if len(keep) > 0 {
+			mf.Metric = keep
+			out = append(out, mf)
+		}
+	}
+	return out
+}
+
+func (m *Metrics) exec(tenant string, d time.Duration) {
 	if m != nil {
-		m.execDur.Observe(d.Seconds())
+		m.execDur.WithLabelValues(tenant).Observe(d.Seconds())
 	}
 }
 
-func (m *Metrics) killed(r *runner.Result) {
+func (m *Metrics) killed(tenant string, r *runner.Result) {
 	if m != nil && r != nil && r.Limit != runner.LimitNone {
-		m.kills.WithLabelValues(string(r.Limit)).Inc()
+		m.kills.WithLabelValues(tenant, string(r.Limit)).Inc()
 	}
 }
 
 // denied counts an error code that is a policy decision.
-func (m *Metrics) denied(code string) {
+func (m *Metrics) denied(tenant, code string) {
 	if m == nil {
 		return
 	}
 	switch code {
 	case client.CodeAuth, client.CodePermission, client.CodeQuota, client.CodeRate:
-		m.denials.WithLabelValues(strings.ToLower(strings.TrimPrefix(code, "E"))).Inc()
+		m.denials.WithLabelValues(tenant, strings.ToLower(strings.TrimPrefix(code, "E"))).Inc()
 	}
 }
 
-func (m *Metrics) request(route string, code int) {
+func (m *Metrics) request(tenant, route string, code int) {
 	if m != nil {
-		m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+		m.requests.WithLabelValues(tenant, route, strconv.Itoa(code)).Inc()
 	}
 }
 

@@ -8,6 +8,9 @@ import (
 	"github.com/agentbox/agentbox/client"
 )
 
+// TestMetrics: every figure is counted per tenant; the operator sees them all.
+// Issue 10, finding 11: a tenant's admin token saw other tenants' series. It now
+// sees its own tenant's series and nothing else (not the daemon's own figures).
 func TestMetrics(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
@@ -16,7 +19,12 @@ func TestMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.client(tokB).Create(ctx, client.CreateRequest{Template: "t"}); err != nil {
+	b := h.client(tokB)
+	eb, err := b.Create(ctx, client.CreateRequest{Template: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Exec(ctx, eb.ID, client.ExecRequest{Argv: []string{"timeout"}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, argv := range [][]string{{"echo", "x"}, {"timeout"}, {"timeout"}} {
@@ -33,26 +41,55 @@ func TestMetrics(t *testing.T) {
 	h.do("GET", "/v1/environments", "", nil)                               // auth
 	h.do("POST", "/v1/environments", tokARead, []byte(`{"template":"t"}`)) // scope
 	h.do("GET", "/v1/environments/"+e.ID+"/files?path=../x", tokA, nil)    // path escape
-	st, _, body := h.do("GET", "/metrics", tokA, nil)
-	if st != 200 {
-		t.Fatalf("metrics: %d %s", st, body)
-	}
-	for _, want := range []string{
+	h.do("POST", "/v1/environments", tokRate, []byte(`{"template":"t"}`))  // tenant r
+	tenantA := []string{
 		`agentbox_environments{tenant="a"} 1`,
+		`agentbox_exec_duration_seconds_count{tenant="a"} 3`,
+		`agentbox_kills_total{limit="timeout",tenant="a"} 3`,
+		`agentbox_policy_denials_total{reason="perm",tenant="a"} 2`,
+		`agentbox_http_requests_total{code="201",route="POST /v1/environments",tenant="a"} 1`,
+	}
+	others := []string{
 		`agentbox_environments{tenant="b"} 1`,
-		`agentbox_environments{tenant="r"} 0`,
-		`agentbox_exec_duration_seconds_count 3`,
-		`agentbox_kills_total{limit="timeout"} 3`,
-		`agentbox_policy_denials_total{reason="auth"} 1`,
-		`agentbox_policy_denials_total{reason="perm"} 2`,
-		`agentbox_http_requests_total{code="201",route="POST /v1/environments"} 2`,
-	} {
-		if !strings.Contains(string(body), want+"\n") {
-			t.Errorf("metrics lack %q", want)
+		`agentbox_environments{tenant="r"} 1`,
+		`agentbox_kills_total{limit="timeout",tenant="b"} 1`,
+		`agentbox_policy_denials_total{reason="auth",tenant=""} 1`,
+		`agentbox_http_requests_total{code="201",route="POST /v1/environments",tenant="b"} 1`,
+		`go_goroutines `,
+		`process_open_fds `,
+	}
+	metrics := func(token string) string {
+		t.Helper()
+		st, _, body := h.do("GET", "/metrics", token, nil)
+		if st != 200 {
+			t.Fatalf("metrics: %d %s", st, body)
+		}
+		return string(body)
+	}
+	op := metrics(tokOp)
+	for _, want := range append(tenantA, others...) {
+		if !strings.Contains(op, want) {
+			t.Errorf("the operator's metrics lack %q", want)
 		}
 	}
+	own := metrics(tokA)
+	for _, want := range tenantA {
+		if !strings.Contains(own, want+"\n") {
+			t.Errorf("tenant a's metrics lack %q", want)
+		}
+	}
+	for _, line := range strings.Split(own, "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") && !strings.Contains(line, `tenant="a"`) {
+			t.Errorf("tenant a's admin sees a series not of tenant a: %q", line)
+		}
+	}
+	// Neither a tenant's other tokens nor an operator token lacking nothing else
+	// changes that: admin is needed for a tenant's own view.
+	if st, _, _ := h.do("GET", "/metrics", tokARead, nil); st != 403 {
+		t.Errorf("file:read token on /metrics: %d", st)
+	}
 	if t.Failed() {
-		t.Logf("%s", body)
+		t.Logf("operator:\n%s\ntenant a:\n%s", op, own)
 	}
 }
 

@@ -1,6 +1,10 @@
 package api
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/agentbox/agentbox/internal/config"
+)
 
 // routeTable is every route of the API but /mcp. api/openapi.yaml describes exactly
 // these (a test holds them equal).
@@ -53,20 +57,26 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveMetrics needs an admin token unless the configuration makes metrics public.
+// serveMetrics shows the operator (scope operator, or anyone when the
+// configuration makes metrics public) every series, and a tenant's admin its own
+// tenant's series only: one tenant learns nothing of another's activity.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	tenant := ""
 	if !s.cfg.PublicMetrics {
 		c, err := s.check(r)
 		if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
 			info.caller = c
 		}
-		if err == nil && !c.Has("admin") {
-			err = &ScopeError{Scope: "admin"}
+		if err == nil && !c.Has(config.ScopeOperator) && !c.Has(config.ScopeAdmin) {
+			err = &ScopeError{Scope: config.ScopeAdmin}
 		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
+		if !c.Has(config.ScopeOperator) {
+			tenant = c.Tenant
+		}
 	}
-	s.metrics.Handler().ServeHTTP(w, r)
+	s.metrics.Handler(tenant).ServeHTTP(w, r)
 }

@@ -57,7 +57,7 @@ type MCPDeps struct {
 	Service  env.Service
 	Redactor *Redactor
 	Logger   *slog.Logger
-	Denied   func(code string)
+	Denied   func(tenant, code string)
 }
 
 // Route is one method and path pattern of the API.
@@ -188,7 +188,7 @@ func (s *Server) observe(mux *http.ServeMux) http.Handler {
 		if route == "" {
 			route = "unmatched"
 		}
-		s.metrics.request(route, sw.status)
+		s.metrics.request(info.caller.Tenant, route, sw.status)
 		s.log.Info("request", "id", id, "method", r.Method, "route", route, "status", sw.status,
 			"ms", time.Since(start).Milliseconds(), "tenant", info.caller.Tenant, "token", info.caller.Token)
 	})

@@ -23,11 +23,12 @@ const (
 	ScopeFileRead     = "file:read"     // read, list, stat, download, diff, export
 	ScopeFileWrite    = "file:write"    // write, remove, mkdir, upload, patch, str_replace
 	ScopeArtifactRead = "artifact:read" // read artifacts
-	ScopeAdmin        = "admin"         // every scope, and /metrics
+	ScopeAdmin        = "admin"         // every scope but operator, and its tenant's /metrics
+	ScopeOperator     = "operator"      // /metrics of every tenant and of the daemon itself
 )
 
 // AllScopes lists every scope.
-var AllScopes = []string{ScopeEnvCreate, ScopeExec, ScopeFileRead, ScopeFileWrite, ScopeArtifactRead, ScopeAdmin}
+var AllScopes = []string{ScopeEnvCreate, ScopeExec, ScopeFileRead, ScopeFileWrite, ScopeArtifactRead, ScopeAdmin, ScopeOperator}
 
 // ErrConfig is matched by every error about the configuration's content.
 var ErrConfig = errors.New("invalid configuration")
@@ -45,7 +46,8 @@ type Config struct {
 	StateDir string `yaml:"state_dir"`
 	// Templates maps template names to host directories (read-only lower layers).
 	Templates map[string]string `yaml:"templates"`
-	// PublicMetrics serves /metrics without a token; otherwise it needs "admin".
+	// PublicMetrics serves every series of /metrics without a token; otherwise
+	// "operator" sees every series and "admin" its own tenant's.
 	PublicMetrics bool `yaml:"public_metrics"`
 
 	Shutdown Shutdown          `yaml:"shutdown"`
@@ -142,7 +144,7 @@ func Parse(b []byte, dir string) (*Config, error) {
 }
 
 // Local is the configuration of a personal daemon: one tenant, "local", and one
-// token with every scope.
+// token with every scope (operator too: the user runs the daemon).
 func Local(token string) *Config {
 	c := &Config{Tenants: map[string]Tenant{"local": {}},
 		Tokens: []Token{{Name: "local", Token: token, Tenant: "local", Scopes: AllScopes}}}

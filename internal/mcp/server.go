@@ -62,13 +62,14 @@ func (e *toolError) Error() string {
 	return string(b)
 }
 
-func (t *tools) fail(err error, what string) error {
+func (t *tools) fail(ctx context.Context, err error, what string) error {
 	status, e := api.Map(err, what, t.d.Redactor)
 	if status == http.StatusInternalServerError && t.d.Logger != nil {
 		t.d.Logger.Error("mcp tool failed", "err", err)
 	}
 	if t.d.Denied != nil {
-		t.d.Denied(e.Code)
+		c, _ := api.CallerFrom(ctx)
+		t.d.Denied(c.Tenant, e.Code)
 	}
 	e.Status = status
 	return &toolError{client.Envelope{Error: &e}}
@@ -86,7 +87,7 @@ func add[In, Out any](t *tools, s *mcp.Server, tool *mcp.Tool, what func(In) str
 		out, err := h(ctx, in)
 		if err != nil {
 			var zero Out
-			return nil, zero, t.fail(err, what(in))
+			return nil, zero, t.fail(ctx, err, what(in))
 		}
 		return nil, out, nil
 	})

@@ -112,7 +112,7 @@ func TestToolAnnotations(t *testing.T) {
 func TestToolErrors(t *testing.T) {
 	var denied []string
 	cs := session(t, api.MCPDeps{Service: stubService{}, Redactor: api.NewRedactor("/var/lib/agentbox"),
-		Denied: func(c string) { denied = append(denied, c) }})
+		Denied: func(_, c string) { denied = append(denied, c) }})
 	for _, tc := range []struct {
 		tool string
 		args map[string]any
