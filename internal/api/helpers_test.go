@@ -30,6 +30,7 @@ const testConfig = `
 state_dir: /var/lib/agentbox-test
 shutdown: {grace: 2s}
 limits: {request_bytes: 1M, json_bytes: 64K}
+mcp: {allowed_origins: ["https://App.example.com"]}
 tenants:
   a: {quota: {environments: 3, memory: 1G}, workspace_roots: [%s]}
   b: {}

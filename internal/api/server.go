@@ -105,9 +105,9 @@ func New(o Options) (*Server, error) {
 		// GET is a session's open-ended stream: it ends when shutdown begins.
 		// POSTs carry tool calls, which finish within the grace period like any
 		// other request.
-		mux.Handle("GET /mcp", s.mcpAuth(s.streaming(h)))
-		mux.Handle("POST /mcp", s.mcpAuth(h))
-		mux.Handle("DELETE /mcp", s.mcpAuth(h))
+		mux.Handle("GET /mcp", s.mcpOrigin(s.mcpAuth(s.streaming(h))))
+		mux.Handle("POST /mcp", s.mcpOrigin(s.mcpAuth(h)))
+		mux.Handle("DELETE /mcp", s.mcpOrigin(s.mcpAuth(h)))
 		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
 			s.routes = append(s.routes, Route{Method: m, Pattern: "/mcp", Auth: true})
 		}

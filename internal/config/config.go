@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,10 +51,19 @@ type Config struct {
 	// "operator" sees every series and "admin" its own tenant's.
 	PublicMetrics bool `yaml:"public_metrics"`
 
+	MCP      MCP               `yaml:"mcp"`
 	Shutdown Shutdown          `yaml:"shutdown"`
 	Limits   Limits            `yaml:"limits"`
 	Tenants  map[string]Tenant `yaml:"tenants"`
 	Tokens   []Token           `yaml:"tokens"`
+}
+
+// MCP configures /mcp.
+type MCP struct {
+	// AllowedOrigins are the browser origins ("https://app.example.com") that
+	// may use /mcp besides the daemon's own loopback ones; a request with any
+	// other Origin header is refused. Programs send none.
+	AllowedOrigins []string `yaml:"allowed_origins"`
 }
 
 // Shutdown says how SIGTERM ends the server. Environments are always destroyed
@@ -184,6 +194,13 @@ func (c *Config) finish(dir string) error {
 	}
 	if c.Limits.DefaultMemory == 0 {
 		c.Limits.DefaultMemory = 512 << 20
+	}
+	for i, o := range c.MCP.AllowedOrigins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+			return bad("mcp.allowed_origins: %q is not an origin: write scheme://host[:port], e.g. https://app.example.com", o)
+		}
+		c.MCP.AllowedOrigins[i] = strings.ToLower(o)
 	}
 	for name, dir := range c.Templates {
 		if !filepath.IsAbs(dir) {

@@ -131,3 +131,17 @@ func TestDefaultSocket(t *testing.T) {
 		t.Fatalf("DefaultSocket() = %q, want %q", got, want)
 	}
 }
+
+func TestParseOrigins(t *testing.T) {
+	tok := "{token: abcdefghijklmnopqrstuvwxyz, tenant: a, scopes: [exec]}"
+	c, err := Parse([]byte("mcp: {allowed_origins: [\"https://App.Example.com:8443\", \"http://localhost:3000\"]}\ntenants: {a: {}}\ntokens: ["+tok+"]"), "")
+	if err != nil || c.MCP.AllowedOrigins[0] != "https://app.example.com:8443" {
+		t.Fatalf("%+v %v", c, err)
+	}
+	for _, o := range []string{"app.example.com", "https://app.example.com/", "ftp://x", "https://app.example.com/path", "*"} {
+		_, err := Parse([]byte("mcp: {allowed_origins: [\""+o+"\"]}\ntenants: {a: {}}\ntokens: ["+tok+"]"), "")
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "is not an origin") {
+			t.Errorf("%q: %v", o, err)
+		}
+	}
+}
