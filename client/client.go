@@ -211,6 +211,8 @@ func codeForStatus(status int) string {
 		return CodePermission
 	case 404, 405:
 		return CodeNotFound
+	case 408:
+		return CodeTimeout
 	case 409:
 		return CodeBusy
 	case 413:

@@ -23,7 +23,8 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var ae *apiError // a body that came too slowly
+		if errors.As(err, &mbe) || errors.As(err, &ae) {
 			return err
 		}
 		if errors.Is(err, io.EOF) {

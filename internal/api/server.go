@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/config"
 	"github.com/agentbox/agentbox/internal/env"
@@ -182,6 +184,7 @@ func (s *Server) observe(mux *http.ServeMux) http.Handler {
 			}
 			writeJSON(sw, code, envelope("ENOENT", msg))
 		} else {
+			s.timeBody(sw, r)
 			mux.ServeHTTP(sw, r)
 		}
 		route := pattern
@@ -226,9 +229,10 @@ func (s *Server) streaming(h http.Handler) http.Handler {
 	})
 }
 
-// Serve answers requests on ln until Shutdown.
+// Serve answers requests on ln until Shutdown, on at most limits.max_connections
+// connections at once.
 func (s *Server) Serve(ln net.Listener) error {
-	err := s.hs.Serve(ln)
+	err := s.hs.Serve(netutil.LimitListener(ln, s.cfg.Limits.MaxConnections))
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

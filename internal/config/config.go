@@ -87,6 +87,13 @@ type Limits struct {
 	MaxMemory Size `yaml:"max_memory"`
 	// MaxTTL caps an environment's lifetime (0: no cap).
 	MaxTTL Duration `yaml:"max_ttl"`
+	// BodyTimeout is how long a request's body may take to arrive whole; a
+	// slower one is cut off (408). The rest of the request (a long exec, an
+	// event stream) is not bounded by it. Default 60s.
+	BodyTimeout Duration `yaml:"body_timeout"`
+	// MaxConnections caps the connections served at once; further ones wait
+	// in the kernel's backlog until one closes. Default 256.
+	MaxConnections int `yaml:"max_connections"`
 }
 
 // Tenant is what one tenant may use.
@@ -194,6 +201,15 @@ func (c *Config) finish(dir string) error {
 	}
 	if c.Limits.DefaultMemory == 0 {
 		c.Limits.DefaultMemory = 512 << 20
+	}
+	if c.Limits.BodyTimeout == 0 {
+		c.Limits.BodyTimeout = Duration(time.Minute)
+	}
+	switch {
+	case c.Limits.MaxConnections == 0:
+		c.Limits.MaxConnections = 256
+	case c.Limits.MaxConnections < 0:
+		return bad("limits.max_connections %d is negative", c.Limits.MaxConnections)
 	}
 	for i, o := range c.MCP.AllowedOrigins {
 		u, err := url.Parse(o)
