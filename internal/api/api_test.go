@@ -187,15 +187,16 @@ func TestQuotas(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	a := h.client(tokA)
-	// Memory quota 1G, default memory 512M: two environments fit, the third
-	// (600M) does not; the environment quota (3) is not reached first.
+	// Memory quota 1200M, default memory 512M and workspace 64M: two
+	// environments fit (1152M), a third, even of 1 byte of memory, does not; the
+	// environment quota (3) is not reached first.
 	for i := 0; i < 2; i++ {
 		e, err := a.Create(ctx, client.CreateRequest{Template: "t"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.Limits.MemoryBytes != 512<<20 {
-			t.Fatalf("default memory not applied: %d", e.Limits.MemoryBytes)
+		if e.Limits.MemoryBytes != 512<<20 || e.Limits.WorkspaceBytes != 64<<20 {
+			t.Fatalf("default memory or workspace not applied: %+v", e.Limits)
 		}
 	}
 	_, err := a.Create(ctx, client.CreateRequest{Template: "t", Limits: client.Limits{MemoryBytes: 1}})
@@ -216,6 +217,39 @@ func TestQuotas(t *testing.T) {
 	_, err = a.Create(ctx, client.CreateRequest{Template: "t", Limits: client.Limits{MemoryBytes: 1 << 20}})
 	if !client.IsCode(err, "EQUOTA") || !strings.Contains(err.Error(), "3 of 3 environments") {
 		t.Fatalf("over the environment quota: %v", err)
+	}
+}
+
+// TestWorkspaceCountsAgainstMemoryQuota guards issue 10's finding 9: an
+// environment could ask for any workspace_bytes, and its upper layer is RAM that
+// the daemon's writes fill on the daemon's account (a 16 MiB environment held
+// 287 MB). The workspace now counts against the tenant's memory quota and is
+// capped per environment (limits.max_workspace).
+func TestWorkspaceCountsAgainstMemoryQuota(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	a := h.client(tokA)
+	_, err := a.Create(ctx, client.CreateRequest{Template: "t", Limits: client.Limits{MemoryBytes: 16 << 20, WorkspaceBytes: 2 << 30}})
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Code != "EQUOTA" || !strings.Contains(ce.Message, "workspace 2147483648") {
+		t.Fatalf("16M of memory and a 2G workspace under a 1200M quota: %v", err)
+	}
+	_, err = a.Create(ctx, client.CreateRequest{Template: "t", Limits: client.Limits{WorkspaceBytes: 5 << 30}})
+	if !client.IsCode(err, "EINVAL") || !strings.Contains(err.Error(), "maximum of 4294967296") {
+		t.Fatalf("workspace over max_workspace: %v", err)
+	}
+	// A tenant without a memory quota is still bound by the per-environment cap.
+	_, err = h.client(tokB).Create(ctx, client.CreateRequest{Template: "t", Limits: client.Limits{WorkspaceBytes: 1 << 40}})
+	if !client.IsCode(err, "EINVAL") {
+		t.Fatalf("a 1T workspace: %v", err)
+	}
+	e, err := a.Create(ctx, client.CreateRequest{Template: "t", Limits: client.Limits{MemoryBytes: 16 << 20, WorkspaceBytes: 1 << 30}})
+	if err != nil || e.Limits.WorkspaceBytes != 1<<30 {
+		t.Fatalf("within the quota: %+v %v", e, err)
+	}
+	envs, _ := a.List(ctx, nil)
+	if len(envs) != 1 {
+		t.Fatalf("refused creates left %d environments", len(envs))
 	}
 }
 

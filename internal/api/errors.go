@@ -148,7 +148,7 @@ var rules = []rule{
 	{errs: errs(ErrRate), status: http.StatusTooManyRequests, code: client.CodeRate, retryable: true, message: ErrRate.Error(),
 		action: "retry after the Retry-After delay"},
 	{errs: errs(env.ErrQuota), status: http.StatusTooManyRequests, code: client.CodeQuota,
-		action: "destroy environments you no longer need, or ask for less memory"},
+		action: "destroy environments you no longer need, or ask for less memory_bytes or workspace_bytes"},
 	{errs: errs(client.ErrNoDaemon), status: http.StatusServiceUnavailable, code: client.CodeUnavailable, retryable: true,
 		message: "the agentbox daemon is not running", action: "start it with `agentbox serve`"},
 	{errs: errs(ErrShuttingDown), status: http.StatusServiceUnavailable, code: client.CodeUnavailable, retryable: true,

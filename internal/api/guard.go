@@ -87,6 +87,12 @@ func (g *Guard) Create(ctx context.Context, o env.CreateOptions) (env.Info, erro
 	if o.Limits.Memory == 0 && (tenant.Quota.Memory > 0 || g.cfg.Limits.MaxMemory > 0) {
 		o.Limits.Memory = int64(g.cfg.Limits.DefaultMemory)
 	}
+	if max := int64(g.cfg.Limits.MaxWorkspace); o.Limits.WorkspaceSize > max {
+		return env.Info{}, fmt.Errorf("%w: workspace size %d exceeds the server's maximum of %d bytes", env.ErrInvalid, o.Limits.WorkspaceSize, max)
+	}
+	if o.Limits.WorkspaceSize == 0 {
+		o.Limits.WorkspaceSize = int64(g.cfg.Limits.DefaultWorkspace)
+	}
 	if max := time.Duration(g.cfg.Limits.MaxTTL); max > 0 && (o.TTL == 0 || o.TTL > max) {
 		o.TTL = max
 	}
@@ -98,6 +104,8 @@ func (g *Guard) Create(ctx context.Context, o env.CreateOptions) (env.Info, erro
 		if err != nil {
 			return env.Info{}, err
 		}
+		// An environment's RAM is its memory limit and its upper layer (a tmpfs
+		// that the API's writes fill on the daemon's account).
 		var mem int64
 		n := 0
 		for _, e := range envs {
@@ -105,13 +113,14 @@ func (g *Guard) Create(ctx context.Context, o env.CreateOptions) (env.Info, erro
 				continue
 			}
 			n++
-			mem += e.Limits.Memory
+			mem += e.Limits.Memory + e.Limits.WorkspaceSize
 		}
 		if q.Environments > 0 && n+1 > q.Environments {
 			return env.Info{}, fmt.Errorf("%w: tenant has %d of %d environments", env.ErrQuota, n, q.Environments)
 		}
-		if q.Memory > 0 && mem+o.Limits.Memory > int64(q.Memory) {
-			return env.Info{}, fmt.Errorf("%w: %d bytes of memory in use, %d more asked, quota %d", env.ErrQuota, mem, o.Limits.Memory, int64(q.Memory))
+		if ask := o.Limits.Memory + o.Limits.WorkspaceSize; q.Memory > 0 && mem+ask > int64(q.Memory) {
+			return env.Info{}, fmt.Errorf("%w: %d bytes of memory and workspace in use, %d more asked (memory %d + workspace %d), quota %d",
+				env.ErrQuota, mem, ask, o.Limits.Memory, o.Limits.WorkspaceSize, int64(q.Memory))
 		}
 	}
 	return g.svc.Create(ctx, o)

@@ -29,10 +29,10 @@ const (
 const testConfig = `
 state_dir: /var/lib/agentbox-test
 shutdown: {grace: 2s}
-limits: {request_bytes: 1M, json_bytes: 64K}
+limits: {request_bytes: 1M, json_bytes: 64K, default_workspace: 64M}
 mcp: {allowed_origins: ["https://App.example.com"]}
 tenants:
-  a: {quota: {environments: 3, memory: 1G}, workspace_roots: [%s]}
+  a: {quota: {environments: 3, memory: 1200M}, workspace_roots: [%s]}
   b: {}
   r: {rate: {per_second: 1, burst: 2}}
 tokens:

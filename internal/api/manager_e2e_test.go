@@ -329,6 +329,41 @@ func TestE2EMCPOverHTTP(t *testing.T) {
 	}
 }
 
+// TestE2EWorkspaceFull: what the API writes into an environment is bound by its
+// workspace_bytes (its upper layer's tmpfs), whoever's memory it is charged to;
+// past it a write is 507 ENOSPC, not retryable (issue 10, findings 9 and 12), and
+// what was written before is intact.
+func TestE2EWorkspaceFull(t *testing.T) {
+	x := newE2E(t)
+	ctx := context.Background()
+	e, err := x.a.Create(ctx, client.CreateRequest{Workspace: x.ws,
+		Limits: client.Limits{MemoryBytes: 64 << 20, WorkspaceBytes: 4 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := bytes.Repeat([]byte("w"), 1<<20) // request_bytes is 1M
+	var full *client.Error
+	n := 0
+	for ; n < 16 && full == nil; n++ {
+		if err := x.a.WriteFile(ctx, e.ID, fmt.Sprintf("f%d", n), chunk); err != nil && !errors.As(err, &full) {
+			t.Fatal(err)
+		}
+	}
+	if full == nil || full.Status != 507 || full.Code != "ENOSPC" || full.Retryable || full.SuggestedAction == "" || n > 5 {
+		t.Fatalf("after %d writes of 1M into a 4M workspace: %+v", n, full)
+	}
+	x.noHostPaths(t, full)
+	if b, err := x.a.ReadFile(ctx, e.ID, "f0", 0, 0); err != nil || !bytes.Equal(b, chunk) {
+		t.Fatalf("an earlier file after ENOSPC: %d bytes, %v", len(b), err)
+	}
+	if err := x.a.Remove(ctx, e.ID, "f0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.a.WriteFile(ctx, e.ID, "again", chunk); err != nil {
+		t.Fatalf("after freeing 1M: %v", err)
+	}
+}
+
 // mountsUnder lists mount points below dir in /proc/self/mountinfo.
 func mountsUnder(t *testing.T, dir string) []string {
 	t.Helper()

@@ -85,6 +85,14 @@ type Limits struct {
 	DefaultMemory Size `yaml:"default_memory"`
 	// MaxMemory caps one environment's memory limit (0: no cap).
 	MaxMemory Size `yaml:"max_memory"`
+	// DefaultWorkspace is the size of an environment's private upper layer
+	// when the request sets none. Default 1G.
+	DefaultWorkspace Size `yaml:"default_workspace"`
+	// MaxWorkspace caps one environment's upper layer. Default 4G. The layer
+	// is RAM (a tmpfs), and what the daemon writes there for the API is
+	// charged to the daemon, not to the environment's memory limit: tenants'
+	// memory quotas count it.
+	MaxWorkspace Size `yaml:"max_workspace"`
 	// MaxTTL caps an environment's lifetime (0: no cap).
 	MaxTTL Duration `yaml:"max_ttl"`
 	// BodyTimeout is how long a request's body may take to arrive whole; a
@@ -107,8 +115,10 @@ type Tenant struct {
 
 // Quota bounds a tenant's environments at any time (0: unbounded).
 type Quota struct {
-	Environments int  `yaml:"environments"`
-	Memory       Size `yaml:"memory"`
+	Environments int `yaml:"environments"`
+	// Memory bounds the sum, over the tenant's environments, of each one's
+	// memory limit and workspace size (its RAM-backed upper layer).
+	Memory Size `yaml:"memory"`
 }
 
 // Rate bounds a tenant's requests with a token bucket (0: unbounded).
@@ -201,6 +211,15 @@ func (c *Config) finish(dir string) error {
 	}
 	if c.Limits.DefaultMemory == 0 {
 		c.Limits.DefaultMemory = 512 << 20
+	}
+	if c.Limits.DefaultWorkspace == 0 {
+		c.Limits.DefaultWorkspace = 1 << 30
+	}
+	if c.Limits.MaxWorkspace == 0 {
+		c.Limits.MaxWorkspace = 4 << 30
+	}
+	if c.Limits.DefaultWorkspace > c.Limits.MaxWorkspace {
+		return bad("limits.default_workspace %d exceeds limits.max_workspace %d", c.Limits.DefaultWorkspace, c.Limits.MaxWorkspace)
 	}
 	if c.Limits.BodyTimeout == 0 {
 		c.Limits.BodyTimeout = Duration(time.Minute)
