@@ -69,6 +69,8 @@ type Result struct {
 	StderrTruncated bool    `json:"stderr_truncated"`
 	StdoutBytes     int64   `json:"stdout_bytes"`
 	StderrBytes     int64   `json:"stderr_bytes"`
+	StdoutRef       string  `json:"stdout_ref,omitempty" jsonschema:"the artifact holding the whole stdout, when it was truncated"`
+	StderrRef       string  `json:"stderr_ref,omitempty" jsonschema:"the artifact holding the whole stderr, when it was truncated"`
 	DurationMS      int64   `json:"duration_ms"`
 	CPUUserMS       int64   `json:"cpu_user_ms"`
 	CPUSysMS        int64   `json:"cpu_sys_ms"`

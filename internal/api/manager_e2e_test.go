@@ -364,6 +364,25 @@ func TestE2EWorkspaceFull(t *testing.T) {
 	}
 }
 
+// TestE2ETruncatedOutputRef: a truncated stream's whole output is an artifact,
+// and its ref reaches the client (it was dropped on the wire).
+func TestE2ETruncatedOutputRef(t *testing.T) {
+	x := newE2E(t)
+	ctx := context.Background()
+	e, err := x.a.Create(ctx, client.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := x.a.Exec(ctx, e.ID, client.ExecRequest{Argv: []string{"seq", "1", "100000"}, OutputLimit: 100})
+	if err != nil || !res.StdoutTruncated || res.StdoutRef == "" || res.StderrRef != "" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	b, _, err := x.a.ReadArtifact(ctx, res.StdoutRef, 0, 0)
+	if err != nil || int64(len(b)) != res.StdoutBytes || !strings.HasSuffix(string(b), "\n99999\n100000\n") {
+		t.Fatalf("the artifact: %d bytes of %d, %v", len(b), res.StdoutBytes, err)
+	}
+}
+
 // mountsUnder lists mount points below dir in /proc/self/mountinfo.
 func mountsUnder(t *testing.T, dir string) []string {
 	t.Helper()

@@ -124,7 +124,7 @@ func Result(r *runner.Result) *client.Result {
 		ExitCode: r.ExitCode, Signal: r.Signal, TimedOut: r.TimedOut, Cancelled: r.Cancelled,
 		OOMKilled: r.OOMKilled, Limit: string(r.Limit), Stdout: r.Stdout, Stderr: r.Stderr,
 		StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
-		StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes, DurationMS: r.DurationMS,
+		StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes, StdoutRef: r.StdoutRef, StderrRef: r.StderrRef, DurationMS: r.DurationMS,
 		CPUUserMS: r.CPUUserMS, CPUSysMS: r.CPUSysMS, MemoryPeakBytes: r.MemoryPeakBytes,
 		Survivors: r.Survivors, Isolation: string(r.Isolation), LandlockABI: r.LandlockABI, Error: r.Error,
 	}
@@ -139,7 +139,7 @@ func RunnerResult(r *client.Result) *runner.Result {
 		ExitCode: r.ExitCode, Signal: r.Signal, TimedOut: r.TimedOut, Cancelled: r.Cancelled,
 		OOMKilled: r.OOMKilled, Limit: runner.Limit(r.Limit), Stdout: r.Stdout, Stderr: r.Stderr,
 		StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
-		StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes, DurationMS: r.DurationMS,
+		StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes, StdoutRef: r.StdoutRef, StderrRef: r.StderrRef, DurationMS: r.DurationMS,
 		CPUUserMS: r.CPUUserMS, CPUSysMS: r.CPUSysMS, MemoryPeakBytes: r.MemoryPeakBytes,
 		Survivors: r.Survivors, Isolation: runner.Isolation(r.Isolation), LandlockABI: r.LandlockABI, Error: r.Error,
 	}
