@@ -80,7 +80,7 @@ func serveMain(ctx context.Context, o serveOptions) error {
 	}
 	// NewManager reaps what a previous daemon on this state directory left
 	// (environments do not survive their daemon; artifacts do).
-	mgr, err := newManager(ctx, log, env.Config{StateDir: cfg.StateDir, Templates: cfg.Templates})
+	mgr, err := newManager(ctx, log, api.EnvConfig(cfg))
 	if err != nil {
 		return fmt.Errorf("environments: %w", err)
 	}

@@ -253,6 +253,52 @@ func TestWorkspaceCountsAgainstMemoryQuota(t *testing.T) {
 	}
 }
 
+// TestOutputCap guards issue 10's finding 10: output_total, the output a command
+// may write to the daemon's disk (and leave as an artifact), was taken as given.
+// Past limits.max_output_total (and output_limit past max_output_limit) a request
+// is refused; unset, both get defaults within the caps.
+func TestOutputCap(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	a := h.client(tokA)
+	e, err := a.Create(ctx, client.CreateRequest{Template: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []client.ExecRequest{
+		{Argv: []string{"echo"}, OutputTotal: 1 << 40},
+		{Argv: []string{"echo"}, OutputLimit: 100 << 20},
+	} {
+		_, err := a.Exec(ctx, e.ID, r)
+		if !client.IsCode(err, "EINVAL") || !strings.Contains(err.Error(), "exceeds the server's maximum") {
+			t.Errorf("exec %+v: %v", r, err)
+		}
+		if _, err := a.Start(ctx, e.ID, r); !client.IsCode(err, "EINVAL") {
+			t.Errorf("start %+v: %v", r, err)
+		}
+	}
+	if _, err := a.Exec(ctx, e.ID, client.ExecRequest{Argv: []string{"echo"}}); err != nil {
+		t.Fatal(err)
+	}
+	h.mem.mu.Lock()
+	got := h.mem.lastExec
+	h.mem.mu.Unlock()
+	if got.OutputTotal != 64<<20 || got.OutputLimit != 1<<20 {
+		t.Fatalf("defaults: output_total %d, output_limit %d", got.OutputTotal, got.OutputLimit)
+	}
+	// Caps below the runner's defaults lower the defaults too.
+	h.srv.cfg.Limits.MaxOutputTotal, h.srv.cfg.Limits.MaxOutputLimit = 4<<20, 1<<10
+	if _, err := a.Start(ctx, e.ID, client.ExecRequest{Argv: []string{"echo"}}); err != nil {
+		t.Fatal(err)
+	}
+	h.mem.mu.Lock()
+	got = h.mem.lastExec
+	h.mem.mu.Unlock()
+	if got.OutputTotal != 4<<20 || got.OutputLimit != 1<<10 {
+		t.Fatalf("capped defaults: output_total %d, output_limit %d", got.OutputTotal, got.OutputLimit)
+	}
+}
+
 func TestWorkspaceRoots(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()

@@ -74,6 +74,7 @@ func Map(err error, what string, red *Redactor) (int, client.Error) {
 	var ce *client.Error
 	var mbe *http.MaxBytesError
 	var tle *workspace.TooLargeError
+	var qe *env.QuotaError
 	switch {
 	case errors.As(err, &ce): // from a remote daemon: already an envelope
 		st := ce.Status
@@ -90,6 +91,8 @@ func Map(err error, what string, red *Redactor) (int, client.Error) {
 	case errors.As(err, &tle):
 		return http.StatusRequestEntityTooLarge, client.Error{Code: client.CodeTooLarge, Message: red.redact(err.Error()),
 			SuggestedAction: fmt.Sprintf("read a range with offset and length (at most %d bytes at a time)", tle.Limit)}
+	case errors.As(err, &qe):
+		return http.StatusTooManyRequests, client.Error{Code: client.CodeQuota, Message: red.redact(err.Error()), SuggestedAction: qe.Action}
 	}
 	for _, r := range rules {
 		if !r.matches(err) {

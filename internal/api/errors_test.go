@@ -57,6 +57,7 @@ func TestMap(t *testing.T) {
 		{&workspace.LimitError{What: "entries", Limit: 10}, 413, "EFBIG", false, "entries"},
 		{&http.MaxBytesError{Limit: 10}, 413, "EFBIG", false, "10 bytes"},
 		{fmt.Errorf("%w: 3 of 3", env.ErrQuota), 429, "EQUOTA", false, "3 of 3"},
+		{fmt.Errorf("export a: %w", &env.QuotaError{Msg: "artifacts over 2", Action: "wait"}), 429, "EQUOTA", false, "artifacts over 2"},
 		{ErrRate, 429, "ERATE", true, "rate"},
 		{ErrShuttingDown, 503, "EUNAVAIL", true, "shutting down"},
 		{context.DeadlineExceeded, 503, "EUNAVAIL", true, "timed out"},

@@ -33,6 +33,7 @@ type memService struct {
 	artifacts map[string]env.Artifact
 	blobs     map[string][]byte
 	execDelay time.Duration // how long a synchronous exec takes
+	lastExec  env.ExecRequest
 }
 
 type memEnv struct {
@@ -149,6 +150,7 @@ func (m *memService) Exec(ctx context.Context, o env.Owner, id string, r env.Exe
 	m.mu.Lock()
 	_, err := m.env(o, id)
 	d := m.execDelay
+	m.lastExec = r
 	m.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -188,6 +190,7 @@ func (m *memService) Start(_ context.Context, o env.Owner, id string, r env.Exec
 	if err != nil {
 		return "", err
 	}
+	m.lastExec = r
 	p := &memProc{changed: make(chan struct{})}
 	pid := "p" + strconv.Itoa(len(e.procs)+1)
 	e.procs[pid] = p

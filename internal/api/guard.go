@@ -185,9 +185,31 @@ func (g *Guard) Destroy(ctx context.Context, _ env.Owner, id string) error {
 	return nil
 }
 
+// output caps what a command may produce: output_total is kept whole on the
+// daemon's disk, output_limit of each stream in its memory.
+func (g *Guard) output(r *env.ExecRequest) error {
+	maxTotal, maxLimit := int64(g.cfg.Limits.MaxOutputTotal), int64(g.cfg.Limits.MaxOutputLimit)
+	if r.OutputTotal > maxTotal {
+		return fmt.Errorf("%w: output_total %d exceeds the server's maximum of %d bytes", env.ErrInvalid, r.OutputTotal, maxTotal)
+	}
+	if r.OutputLimit > maxLimit {
+		return fmt.Errorf("%w: output_limit %d exceeds the server's maximum of %d bytes", env.ErrInvalid, r.OutputLimit, maxLimit)
+	}
+	if r.OutputTotal == 0 {
+		r.OutputTotal = min(runner.DefaultOutputTotal, maxTotal)
+	}
+	if r.OutputLimit == 0 {
+		r.OutputLimit = min(runner.DefaultOutputLimit, maxLimit, r.OutputTotal)
+	}
+	return nil
+}
+
 func (g *Guard) Exec(ctx context.Context, _ env.Owner, id string, r env.ExecRequest) (*runner.Result, error) {
 	o, err := g.owner(ctx, config.ScopeExec)
 	if err != nil {
+		return nil, err
+	}
+	if err := g.output(&r); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -202,6 +224,9 @@ func (g *Guard) Exec(ctx context.Context, _ env.Owner, id string, r env.ExecRequ
 func (g *Guard) Start(ctx context.Context, _ env.Owner, id string, r env.ExecRequest) (string, error) {
 	o, err := g.owner(ctx, config.ScopeExec)
 	if err != nil {
+		return "", err
+	}
+	if err := g.output(&r); err != nil {
 		return "", err
 	}
 	return g.svc.Start(ctx, o, id, r)

@@ -25,9 +25,9 @@ import (
 )
 
 // newManager is the one place that knows env.Manager's constructor.
-func newManager(t *testing.T, stateDir string) *env.Manager {
+func newManager(t *testing.T, cfg env.Config) *env.Manager {
 	t.Helper()
-	m, err := env.NewManager(env.Config{StateDir: stateDir})
+	m, err := env.NewManager(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,10 @@ type e2e struct {
 	mgr   *env.Manager
 }
 
-func newE2E(t *testing.T) *e2e {
+func newE2E(t *testing.T) *e2e { return newE2EWith(t, func(*config.Config) {}) }
+
+// newE2EWith is newE2E with the test configuration changed by edit.
+func newE2EWith(t *testing.T, edit func(*config.Config)) *e2e {
 	testenv.RequireRoot(t)
 	x := &e2e{state: t.TempDir(), root: t.TempDir()}
 	x.ws = filepath.Join(x.root, "proj")
@@ -56,7 +59,8 @@ func newE2E(t *testing.T) *e2e {
 		t.Fatal(err)
 	}
 	cfg.StateDir = x.state
-	x.mgr = newManager(t, x.state)
+	edit(cfg)
+	x.mgr = newManager(t, api.EnvConfig(cfg))
 	s, err := api.New(api.Options{Config: cfg, Service: x.mgr, MCP: mcp.HTTPHandler})
 	if err != nil {
 		t.Fatal(err)
@@ -380,6 +384,53 @@ func TestE2ETruncatedOutputRef(t *testing.T) {
 	b, _, err := x.a.ReadArtifact(ctx, res.StdoutRef, 0, 0)
 	if err != nil || int64(len(b)) != res.StdoutBytes || !strings.HasSuffix(string(b), "\n99999\n100000\n") {
 		t.Fatalf("the artifact: %d bytes of %d, %v", len(b), res.StdoutBytes, err)
+	}
+}
+
+// TestE2EArtifactQuota guards issue 10's finding 10 at the API: a tenant past its
+// artifact quota gets 429 EQUOTA with what to do, over HTTP and as a command's
+// truncated output (no ref, the result intact), and loses no artifact it has.
+func TestE2EArtifactQuota(t *testing.T) {
+	x := newE2EWith(t, func(c *config.Config) {
+		a := c.Tenants["a"]
+		a.Quota.Artifacts = 2
+		c.Tenants["a"] = a
+	})
+	ctx := context.Background()
+	e, err := x.a.Create(ctx, client.CreateRequest{Workspace: x.ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []client.Artifact
+	for _, p := range []string{"a.txt", "sub/b.go"} {
+		art, err := x.a.Export(ctx, e.ID, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, art)
+	}
+	x.a.WriteFile(ctx, e.ID, "c.txt", []byte("third\n"))
+	_, err = x.a.Export(ctx, e.ID, "c.txt")
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Status != 429 || ce.Code != "EQUOTA" || ce.Retryable ||
+		!strings.Contains(ce.Message, "artifact quota") || !strings.Contains(ce.SuggestedAction, "removed 168h0m0s after") {
+		t.Fatalf("a third artifact over a quota of 2: %v", err)
+	}
+	x.noHostPaths(t, err)
+	res, err := x.a.Exec(ctx, e.ID, client.ExecRequest{Argv: []string{"seq", "1", "100000"}, OutputLimit: 100})
+	if err != nil || !res.StdoutTruncated || res.StdoutRef != "" || res.ExitCode != 0 {
+		t.Fatalf("truncated output past the quota: %+v %v", res, err)
+	}
+	for _, art := range kept {
+		if _, got, err := x.a.ReadArtifact(ctx, art.Ref, 0, 0); err != nil || got.Ref != art.Ref {
+			t.Fatalf("an artifact was lost to the refused ones: %v", err)
+		}
+	}
+	// Another tenant is not bound by a's quota.
+	eb, _ := x.b.Create(ctx, client.CreateRequest{})
+	x.b.WriteFile(ctx, eb.ID, "c.txt", []byte("third\n"))
+	if _, err := x.b.Export(ctx, eb.ID, "c.txt"); err != nil {
+		t.Fatalf("tenant b: %v", err)
 	}
 }
 

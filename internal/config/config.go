@@ -51,11 +51,12 @@ type Config struct {
 	// "operator" sees every series and "admin" its own tenant's.
 	PublicMetrics bool `yaml:"public_metrics"`
 
-	MCP      MCP               `yaml:"mcp"`
-	Shutdown Shutdown          `yaml:"shutdown"`
-	Limits   Limits            `yaml:"limits"`
-	Tenants  map[string]Tenant `yaml:"tenants"`
-	Tokens   []Token           `yaml:"tokens"`
+	MCP       MCP               `yaml:"mcp"`
+	Artifacts Artifacts         `yaml:"artifacts"`
+	Shutdown  Shutdown          `yaml:"shutdown"`
+	Limits    Limits            `yaml:"limits"`
+	Tenants   map[string]Tenant `yaml:"tenants"`
+	Tokens    []Token           `yaml:"tokens"`
 }
 
 // MCP configures /mcp.
@@ -64,6 +65,17 @@ type MCP struct {
 	// may use /mcp besides the daemon's own loopback ones; a request with any
 	// other Origin header is refused. Programs send none.
 	AllowedOrigins []string `yaml:"allowed_origins"`
+}
+
+// Artifacts bound the artifact store (exported files, truncated command
+// outputs). Zero fields take package env's defaults: 168h, 8G, 10m.
+type Artifacts struct {
+	// TTL is how long an artifact is kept after it was stored.
+	TTL Duration `yaml:"ttl"`
+	// MaxBytes bounds the whole store: past it the oldest artifacts go.
+	MaxBytes Size `yaml:"max_bytes"`
+	// GCInterval is how often expired artifacts are collected.
+	GCInterval Duration `yaml:"gc_interval"`
 }
 
 // Shutdown says how SIGTERM ends the server. Environments are always destroyed
@@ -95,6 +107,13 @@ type Limits struct {
 	MaxWorkspace Size `yaml:"max_workspace"`
 	// MaxTTL caps an environment's lifetime (0: no cap).
 	MaxTTL Duration `yaml:"max_ttl"`
+	// MaxOutputTotal caps a command's output_total, the output (both streams)
+	// after which it is killed; all of it is kept on disk while it runs and as
+	// an artifact when truncated. Default 64M, also the default output_total.
+	MaxOutputTotal Size `yaml:"max_output_total"`
+	// MaxOutputLimit caps a command's output_limit, what of each stream the
+	// result carries (and the daemon holds in memory). Default 8M.
+	MaxOutputLimit Size `yaml:"max_output_limit"`
 	// BodyTimeout is how long a request's body may take to arrive whole; a
 	// slower one is cut off (408). The rest of the request (a long exec, an
 	// event stream) is not bounded by it. Default 60s.
@@ -113,12 +132,16 @@ type Tenant struct {
 	Rate           Rate     `yaml:"rate"`
 }
 
-// Quota bounds a tenant's environments at any time (0: unbounded).
+// Quota bounds a tenant's environments and artifacts at any time (0: unbounded).
 type Quota struct {
 	Environments int `yaml:"environments"`
 	// Memory bounds the sum, over the tenant's environments, of each one's
 	// memory limit and workspace size (its RAM-backed upper layer).
 	Memory Size `yaml:"memory"`
+	// ArtifactBytes and Artifacts bound what the tenant keeps in the artifact
+	// store: the summed size and the number of its artifacts.
+	ArtifactBytes Size `yaml:"artifact_bytes"`
+	Artifacts     int  `yaml:"artifacts"`
 }
 
 // Rate bounds a tenant's requests with a token bucket (0: unbounded).
@@ -221,6 +244,12 @@ func (c *Config) finish(dir string) error {
 	if c.Limits.DefaultWorkspace > c.Limits.MaxWorkspace {
 		return bad("limits.default_workspace %d exceeds limits.max_workspace %d", c.Limits.DefaultWorkspace, c.Limits.MaxWorkspace)
 	}
+	if c.Limits.MaxOutputTotal == 0 {
+		c.Limits.MaxOutputTotal = 64 << 20
+	}
+	if c.Limits.MaxOutputLimit == 0 {
+		c.Limits.MaxOutputLimit = 8 << 20
+	}
 	if c.Limits.BodyTimeout == 0 {
 		c.Limits.BodyTimeout = Duration(time.Minute)
 	}
@@ -252,7 +281,8 @@ func (c *Config) finish(dir string) error {
 			}
 			t.WorkspaceRoots[i] = filepath.Clean(r)
 		}
-		if t.Quota.Environments < 0 || t.Quota.Memory < 0 || t.Rate.PerSecond < 0 || t.Rate.Burst < 0 {
+		if t.Quota.Environments < 0 || t.Quota.Memory < 0 || t.Quota.ArtifactBytes < 0 || t.Quota.Artifacts < 0 ||
+			t.Rate.PerSecond < 0 || t.Rate.Burst < 0 {
 			return bad("tenant %q: negative quota or rate", name)
 		}
 	}

@@ -15,9 +15,10 @@ const good = `
 listen: 127.0.0.1:7070
 templates: {py: /srv/templates/py}
 shutdown: {grace: 5s}
-limits: {request_bytes: 2M, default_memory: 256M, max_ttl: 1h}
+limits: {request_bytes: 2M, default_memory: 256M, max_ttl: 1h, max_output_total: 16M, body_timeout: 5s, max_connections: 8}
+artifacts: {ttl: 24h, max_bytes: 2G, gc_interval: 1m}
 tenants:
-  acme: {quota: {environments: 4, memory: 2G}, workspace_roots: [/srv/work/acme/], rate: {per_second: 10, burst: 20}}
+  acme: {quota: {environments: 4, memory: 2G, artifact_bytes: 1G, artifacts: 100}, workspace_roots: [/srv/work/acme/], rate: {per_second: 10, burst: 20}}
   beta: {}
 tokens:
   - {name: ci, sha256: %s, tenant: acme, task: t1, scopes: [exec, "file:read"]}
@@ -39,8 +40,17 @@ func TestParse(t *testing.T) {
 		t.Fatalf("parsed %+v", c)
 	}
 	a := c.Tenants["acme"]
-	if a.Quota.Environments != 4 || a.Quota.Memory != 2<<30 || a.WorkspaceRoots[0] != "/srv/work/acme" || a.Rate.Burst != 20 {
+	if a.Quota.Environments != 4 || a.Quota.Memory != 2<<30 || a.Quota.ArtifactBytes != 1<<30 || a.Quota.Artifacts != 100 ||
+		a.WorkspaceRoots[0] != "/srv/work/acme" || a.Rate.Burst != 20 {
 		t.Fatalf("tenant %+v", a)
+	}
+	l := c.Limits
+	if l.MaxOutputTotal != 16<<20 || l.MaxOutputLimit != 8<<20 || l.DefaultWorkspace != 1<<30 || l.MaxWorkspace != 4<<30 ||
+		time.Duration(l.BodyTimeout) != 5*time.Second || l.MaxConnections != 8 {
+		t.Fatalf("limits %+v", l)
+	}
+	if ar := c.Artifacts; time.Duration(ar.TTL) != 24*time.Hour || ar.MaxBytes != 2<<30 || time.Duration(ar.GCInterval) != time.Minute {
+		t.Fatalf("artifacts %+v", ar)
 	}
 	for i, secret := range []string{"acme-token-0123456789", "beta-token-0123456789", "file-token-0123456789"} {
 		tk := c.Tokens[i]
@@ -74,6 +84,9 @@ func TestParseRejects(t *testing.T) {
 		{"unknown shutdown key", "shutdown: {environments: keep}\ntenants: {a: {}}\ntokens: [" + tok + "]", "environments"},
 		{"bad socket mode", "socket_mode: \"0666\"\ntenants: {a: {}}\ntokens: [" + tok + "]", "0600 or 0660"},
 		{"negative quota", "tenants: {a: {quota: {environments: -1}}}\ntokens: [" + tok + "]", "negative"},
+		{"negative artifact quota", "tenants: {a: {quota: {artifacts: -1}}}\ntokens: [" + tok + "]", "negative"},
+		{"default workspace over the cap", "limits: {default_workspace: 2G, max_workspace: 1G}\ntenants: {a: {}}\ntokens: [" + tok + "]", "exceeds limits.max_workspace"},
+		{"negative connections", "limits: {max_connections: -1}\ntenants: {a: {}}\ntokens: [" + tok + "]", "negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.yaml), t.TempDir())

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/agentbox/agentbox/internal/workspace"
 )
@@ -23,14 +25,45 @@ import (
 // cannot learn that another stored some content by guessing its hash).
 //
 // Layout: blobs/<hex> (0600), owners/<sha256(tenant)>/<hex>.json, tmp/. Records
-// and blobs are written to tmp and renamed into place. Nothing is ever removed:
-// the store survives restarts and has no retention policy yet.
+// and blobs are written to tmp and renamed into place. The store survives
+// restarts; it is bounded (see gc): a record lives ttl from when it was stored
+// (or stored again), the blobs together take at most maxBytes (the oldest records
+// go first), and each tenant keeps at most its quota. A blob goes with its last
+// record. An index in memory, rebuilt from the records at open, counts it all.
 type store struct {
 	dir     string
-	maxSize int64
+	maxSize int64 // one artifact
+	ttl     time.Duration
+	bound   int64 // all blobs
+	quotas  map[string]ArtifactQuota
+	now     func() time.Time
+
+	mu      sync.Mutex                   // the index, and every change to blobs and records
+	records map[string]map[string]record // tenant → hex → its record
+	blobs   map[string]*blob             // hex → size and records
+	total   int64                        // bytes of all blobs
 }
 
-func openStore(dir string, maxSize int64) (*store, error) {
+// record is an owner record as stored: the Artifact and when it was stored.
+type record struct {
+	Artifact
+	StoredAt time.Time `json:"stored_at"`
+}
+
+type blob struct {
+	size int64
+	refs int
+}
+
+// ArtifactQuota bounds what one tenant keeps in the artifact store (0: no bound
+// but the store's).
+type ArtifactQuota struct {
+	Bytes int64 // the sizes of its artifacts, summed (a blob shared with another tenant counts for both)
+	Count int
+}
+
+func openStore(cfg Config) (*store, error) {
+	dir := cfg.ArtifactDir
 	for _, d := range []string{dir, filepath.Join(dir, "blobs"), filepath.Join(dir, "owners"), filepath.Join(dir, "tmp")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("artifact store: %w", err)
@@ -42,12 +75,27 @@ func openStore(dir string, maxSize int64) (*store, error) {
 			os.Remove(filepath.Join(dir, "tmp", e.Name()))
 		}
 	}
-	return &store{dir: dir, maxSize: maxSize}, nil
+	s := &store{dir: dir, maxSize: cfg.MaxArtifactBytes, ttl: cfg.ArtifactTTL, bound: cfg.ArtifactStoreBytes,
+		quotas: cfg.ArtifactQuotas, now: cfg.Now, records: map[string]map[string]record{}, blobs: map[string]*blob{}}
+	if err := s.load(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gcLocked()
+	return s, nil
 }
 
 // put copies r into the store and records a for a's owner, filling in Ref and
-// Size. More than maxSize bytes is a *workspace.TooLargeError naming a.Name.
-func (s *store) put(r io.Reader, a Artifact) (Artifact, error) {
+// Size. More than maxSize bytes is a *workspace.TooLargeError naming a.Name;
+// more than the owner's quota, once expired artifacts are collected, is a
+// *QuotaError and stores nothing. size, if known (> 0), lets a copy larger than
+// the whole quota be refused before it is made.
+func (s *store) put(r io.Reader, size int64, a Artifact) (Artifact, error) {
+	if q := s.quotas[a.Owner.Tenant]; q.Bytes > 0 && size > q.Bytes {
+		return Artifact{}, &QuotaError{Msg: fmt.Sprintf("%d bytes exceed the tenant's artifact quota of %d bytes", size, q.Bytes),
+			Action: "store a smaller file, or ask the operator for a larger artifact quota"}
+	}
 	tmp, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "blob-")
 	if err != nil {
 		return Artifact{}, fmt.Errorf("artifact store: %w", err)
@@ -65,12 +113,26 @@ func (s *store) put(r io.Reader, a Artifact) (Artifact, error) {
 		return Artifact{}, &workspace.TooLargeError{Path: a.Name, Size: n, Limit: s.maxSize}
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
+	a.Ref, a.Size = "sha256:"+sum, n
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.fitsLocked(a.Owner.Tenant, sum, n); err != nil {
+		return Artifact{}, err
+	}
 	if err := os.Rename(tmp.Name(), s.blob(sum)); err != nil {
 		return Artifact{}, fmt.Errorf("artifact store: %w", err)
 	}
-	a.Ref, a.Size = "sha256:"+sum, n
-	if err := s.record(a); err != nil {
+	rec := record{Artifact: a, StoredAt: s.now().UTC()}
+	if err := s.write(rec); err != nil {
+		if s.blobs[sum] == nil {
+			os.Remove(s.blob(sum))
+		}
 		return Artifact{}, err
+	}
+	s.add(rec)
+	if s.total > s.bound {
+		s.gcLocked()
 	}
 	return a, nil
 }
@@ -82,7 +144,11 @@ func (s *store) putFile(path string, a Artifact) (Artifact, error) {
 		return Artifact{}, fmt.Errorf("artifact store: %w", err)
 	}
 	defer f.Close()
-	return s.put(f, a)
+	fi, err := f.Stat()
+	if err != nil {
+		return Artifact{}, fmt.Errorf("artifact store: %w", err)
+	}
+	return s.put(f, fi.Size(), a)
 }
 
 func (s *store) blob(sum string) string { return filepath.Join(s.dir, "blobs", sum) }
@@ -92,24 +158,28 @@ func (s *store) ownerDir(tenant string) string {
 	return filepath.Join(s.dir, "owners", hex.EncodeToString(h[:]))
 }
 
-// record writes a's owner record atomically; a later export of the same bytes by
-// the same tenant replaces it.
-func (s *store) record(a Artifact) error {
-	b, err := json.Marshal(a)
+func (s *store) recordPath(tenant, sum string) string {
+	return filepath.Join(s.ownerDir(tenant), sum+".json")
+}
+
+// write writes rec's file atomically; a later export of the same bytes by the
+// same tenant replaces it.
+func (s *store) write(rec record) error {
+	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
-	dir := s.ownerDir(a.Owner.Tenant)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(s.ownerDir(rec.Owner.Tenant), 0o700); err != nil {
 		return fmt.Errorf("artifact store: %w", err)
 	}
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	tmp := filepath.Join(s.dir, "tmp", "rec-"+hex.EncodeToString(rnd[:]))
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("artifact store: %w", err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, strings.TrimPrefix(a.Ref, "sha256:")+".json")); err != nil {
+	if err := os.Rename(tmp, s.recordPath(rec.Owner.Tenant, strings.TrimPrefix(rec.Ref, "sha256:"))); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("artifact store: %w", err)
 	}
@@ -122,20 +192,23 @@ func (s *store) open(tenant, ref string) (Artifact, *os.File, error) {
 	if !ok || len(sum) != sha256.Size*2 || strings.Trim(sum, "0123456789abcdef") != "" {
 		return Artifact{}, nil, fmt.Errorf("%w: artifact reference %q: want sha256:<64 lowercase hex digits>", ErrInvalid, ref)
 	}
-	b, err := os.ReadFile(filepath.Join(s.ownerDir(tenant), sum+".json"))
+	// Under the lock: the collector removes a record and its blob together.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, err := os.ReadFile(s.recordPath(tenant, sum))
 	if errors.Is(err, fs.ErrNotExist) {
 		return Artifact{}, nil, fmt.Errorf("artifact %s: %w", ref, ErrNotFound)
 	}
 	if err != nil {
 		return Artifact{}, nil, fmt.Errorf("artifact store: %w", err)
 	}
-	var a Artifact
-	if err := json.Unmarshal(b, &a); err != nil {
+	var rec record
+	if err := json.Unmarshal(b, &rec); err != nil {
 		return Artifact{}, nil, fmt.Errorf("artifact store: record of %s: %w", ref, err)
 	}
 	f, err := os.Open(s.blob(sum))
 	if err != nil {
 		return Artifact{}, nil, fmt.Errorf("artifact store: %w", err)
 	}
-	return a, f, nil
+	return rec.Artifact, f, nil
 }

@@ -39,6 +39,21 @@ type Config struct {
 	MaxFileBytes int64
 	// MaxArtifactBytes caps one exported file. Default 1 GiB.
 	MaxArtifactBytes int64
+	// ArtifactTTL is how long an artifact is kept after it was stored (or
+	// stored again). Default 7 days.
+	ArtifactTTL time.Duration
+	// ArtifactStoreBytes bounds the artifact store: past it the oldest
+	// artifacts, of any tenant, are removed. Default 8 GiB.
+	ArtifactStoreBytes int64
+	// ArtifactQuotas bound what each tenant keeps in the store; storing past
+	// its quota is a *QuotaError (once expired artifacts are collected). A
+	// tenant not named has only the store's bounds.
+	ArtifactQuotas map[string]ArtifactQuota
+	// ArtifactGCInterval is how often expired artifacts are collected.
+	// Default 10 minutes.
+	ArtifactGCInterval time.Duration
+	// Now is the clock of artifact ages. Default time.Now.
+	Now func() time.Time
 	// MaxDiffBytes caps Diff's output. Default 64 MiB.
 	MaxDiffBytes int64
 	// AllowHardlinks lets file reads open files with several links. Sandboxed code
@@ -98,6 +113,7 @@ func (c Config) withDefaults() (Config, error) {
 		{&c.MaxReadBytes, 8 << 20},
 		{&c.MaxFileBytes, 64 << 20},
 		{&c.MaxArtifactBytes, 1 << 30},
+		{&c.ArtifactStoreBytes, 8 << 30},
 		{&c.MaxDiffBytes, 64 << 20},
 		{&c.EventBytes, 1 << 20},
 	}
@@ -106,6 +122,7 @@ func (c Config) withDefaults() (Config, error) {
 			*d.v = d.d
 		}
 	}
+	c.MaxArtifactBytes = min(c.MaxArtifactBytes, c.ArtifactStoreBytes)
 	if c.KeepFinished <= 0 {
 		c.KeepFinished = 32
 	}
@@ -114,6 +131,15 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.ReapInterval <= 0 {
 		c.ReapInterval = time.Second
+	}
+	if c.ArtifactTTL <= 0 {
+		c.ArtifactTTL = 7 * 24 * time.Hour
+	}
+	if c.ArtifactGCInterval <= 0 {
+		c.ArtifactGCInterval = 10 * time.Minute
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	return c, nil
 }

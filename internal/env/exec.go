@@ -88,7 +88,8 @@ func (e *environment) spec(r ExecRequest) (runner.Spec, outputs, error) {
 }
 
 // keepOutputs stores a stream whose capture was truncated as an artifact. A
-// store failure leaves the Ref empty: the command's Result matters more.
+// store failure (the tenant's artifact quota is full, say) leaves the Ref empty:
+// the command's Result matters more.
 func (e *environment) keepOutputs(owner Owner, proc string, res *runner.Result, out outputs) {
 	for _, s := range []struct {
 		truncated bool

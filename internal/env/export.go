@@ -11,7 +11,8 @@ import (
 )
 
 // Export stores a workspace file in the artifact store and returns its reference,
-// owned by owner: only owner's tenant can read it back.
+// owned by owner: only owner's tenant can read it back. Past the tenant's
+// artifact quota it is a *QuotaError, and nothing is stored.
 func (m *Manager) Export(ctx context.Context, owner Owner, id, p string) (Artifact, error) {
 	var f *os.File
 	var size int64
@@ -34,7 +35,7 @@ func (m *Manager) Export(ctx context.Context, owner Owner, id, p string) (Artifa
 	}
 	// Copied as agentbox (the store is agentbox's), from the file opened as the
 	// sandbox user. A read error would name the file's host path: say less.
-	a, err := m.store.put(readerOnly{f}, Artifact{Owner: owner, Name: path.Base(name), EnvID: id, Source: "file:" + name})
+	a, err := m.store.put(readerOnly{f}, size, Artifact{Owner: owner, Name: path.Base(name), EnvID: id, Source: "file:" + name})
 	if err != nil {
 		return Artifact{}, fmt.Errorf("export %s: %w", name, err)
 	}

@@ -88,7 +88,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	if err := os.Chmod(m.empty, 0o755); err != nil {
 		return fail(err)
 	}
-	if m.store, err = openStore(cfg.ArtifactDir, cfg.MaxArtifactBytes); err != nil {
+	if m.store, err = openStore(cfg); err != nil {
 		return fail(err)
 	}
 	if err := m.Recover(); err != nil {
@@ -267,15 +267,20 @@ func (m *Manager) destroy(e *environment) error {
 }
 
 // reaper destroys environments whose TTL has passed or that have been idle (no
-// API call in progress or made) for longer than their idle timeout.
+// API call in progress or made) for longer than their idle timeout, and collects
+// expired artifacts (store.gc).
 func (m *Manager) reaper() {
 	defer close(m.reaperDone)
 	t := time.NewTicker(m.cfg.ReapInterval)
 	defer t.Stop()
+	gc := time.NewTicker(m.cfg.ArtifactGCInterval)
+	defer gc.Stop()
 	for {
 		select {
 		case <-m.stop:
 			return
+		case <-gc.C:
+			_, _ = m.store.gc() // a file that cannot be removed now is tried again next time
 		case now := <-t.C:
 			m.mu.Lock()
 			var due []*environment

@@ -14,7 +14,8 @@
 // a descriptor of its /workspace, through which every file operation goes
 // (workspace.Root, as the sandbox user). Diff reads the private upper layer while
 // the environment is frozen; exported files and truncated command outputs go to a
-// content-addressed artifact store with per-tenant owner records.
+// content-addressed artifact store with per-tenant owner records, bounded by age,
+// by total size and by per-tenant quotas (Config.Artifact*).
 //
 // Environments live as long as the agentbox process: when it dies, their inits
 // die with it, and with each init everything it ran. After a restart they are
@@ -22,8 +23,9 @@
 // (mounts, cgroups, uid reservations, state directories). Artifacts survive.
 //
 // It deliberately does not persist environment records, enforce per-tenant quotas
-// or scopes (package api does), restrict by Owner.Task (it is recorded), or give
-// an environment a network.
+// on environments or scopes (package api does; the artifact quotas are the
+// store's, the only place that can count them), restrict by Owner.Task (it is
+// recorded), or give an environment a network.
 package env
 
 import (

@@ -1,0 +1,25 @@
+package api
+
+import (
+	"time"
+
+	"github.com/agentbox/agentbox/internal/config"
+	"github.com/agentbox/agentbox/internal/env"
+)
+
+// EnvConfig is the environment manager's share of the daemon's configuration:
+// where state lives, the templates, and the artifact store's bounds (package env
+// enforces the artifact quotas: only the store can count them).
+func EnvConfig(cfg *config.Config) env.Config {
+	quotas := map[string]env.ArtifactQuota{}
+	for name, t := range cfg.Tenants {
+		if q := t.Quota; q.ArtifactBytes > 0 || q.Artifacts > 0 {
+			quotas[name] = env.ArtifactQuota{Bytes: int64(q.ArtifactBytes), Count: q.Artifacts}
+		}
+	}
+	return env.Config{StateDir: cfg.StateDir, Templates: cfg.Templates,
+		ArtifactTTL:        time.Duration(cfg.Artifacts.TTL),
+		ArtifactStoreBytes: int64(cfg.Artifacts.MaxBytes),
+		ArtifactGCInterval: time.Duration(cfg.Artifacts.GCInterval),
+		ArtifactQuotas:     quotas}
+}
