@@ -14,7 +14,11 @@ import (
 )
 
 // leafLifetime bounds an intercepted host's certificate; it is minted again after.
-const leafLifetime = 24 * time.Hour
+// maxLeaves bounds the cache: a wildcard secret host lets the sandbox pick names.
+const (
+	leafLifetime = 24 * time.Hour
+	maxLeaves    = 1024
+)
 
 // authority is a sandbox's CA: generated in memory, never written anywhere, valid
 // for the configured lifetime. It signs certificates only for the hosts a secret is
@@ -67,8 +71,12 @@ func (a *authority) leaf(host string) (*tls.Certificate, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := time.Now()
-	if c, ok := a.leaves[host]; ok && now.Add(time.Hour).Before(c.Leaf.NotAfter) {
-		return c, nil
+	if c, ok := a.leaves[host]; ok {
+		// Kept until a quarter of its life (at most an hour) is left.
+		life := c.Leaf.NotAfter.Sub(c.Leaf.NotBefore)
+		if now.Add(min(life/4, time.Hour)).Before(c.Leaf.NotAfter) {
+			return c, nil
+		}
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -96,6 +104,9 @@ func (a *authority) leaf(host string) (*tls.Certificate, error) {
 		return nil, err
 	}
 	c := &tls.Certificate{Certificate: [][]byte{der, a.cert.Raw}, PrivateKey: key, Leaf: leaf}
+	if len(a.leaves) >= maxLeaves {
+		clear(a.leaves)
+	}
 	a.leaves[host] = c
 	return c, nil
 }

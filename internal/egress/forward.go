@@ -37,6 +37,8 @@ func stripHopByHop(h http.Header) {
 func exchange(req *http.Request, w io.Writer, r *bufio.Reader, client io.Writer, guarded []secretRule) (clientKeep, upKeep bool, err error) {
 	clientClose := req.Close
 	stripHopByHop(req.Header)
+	// Trailers arrive after the body, past every check: they are not carried.
+	req.Trailer = nil
 	if req.Header.Get("Expect") != "" {
 		// The client waits for a 100 before it sends its body; the proxy has decided,
 		// so it answers for the destination rather than make the client wait it out.
@@ -69,6 +71,7 @@ func exchange(req *http.Request, w io.Writer, r *bufio.Reader, client io.Writer,
 	defer resp.Body.Close()
 	upClose := resp.Close
 	stripHopByHop(resp.Header)
+	resp.Trailer = nil
 	resp.Proto, resp.ProtoMajor, resp.ProtoMinor = "HTTP/1.1", 1, 1
 	resp.Close = clientClose
 	if err := writeFlushing(client, resp.Write, &resp.Body, r); err != nil {

@@ -126,6 +126,18 @@ func TestSecretElsewhere(t *testing.T) {
 			}
 		})
 	}
+	// Trailers come after the body, past every check: they are not carried.
+	hp := hostPort(originName, f.origin.HTTP.Port())
+	code, body := f.raw(t, "POST http://"+hp+"/trailer HTTP/1.1\r\nHost: "+hp+"\r\nTransfer-Encoding: chunked\r\nTrailer: X-Token\r\n\r\n"+
+		"5\r\nhello\r\n0\r\nX-Token: "+token+"\r\n\r\n")
+	if code != http.StatusOK {
+		t.Fatalf("chunked POST with a trailer: %d %q", code, body)
+	}
+	for _, r := range f.origin.Requests() {
+		if r.Path == "/trailer" && (string(r.Body) != "hello" || strings.Contains(fmt.Sprint(r.Trailer, r.Header), token)) {
+			t.Errorf("origin received %q, trailer %v", r.Body, r.Trailer)
+		}
+	}
 	// Through an end-to-end tunnel: invisible to the proxy, and harmless.
 	if code, _ := do(t, c, "GET", f.httpsURL(originName, "/tunnel"), http.Header{"Authorization": {"Bearer " + token}}, ""); code != http.StatusOK {
 		t.Fatalf("tunnel: %d", code)

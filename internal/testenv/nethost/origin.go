@@ -40,7 +40,7 @@ type Origin struct {
 type Request struct {
 	Method, Host, Path, RawQuery string
 	Remote                       string // the client's address and port
-	Header                       http.Header
+	Header, Trailer              http.Header
 	Body                         []byte
 	TLS                          bool
 	SNI                          string
@@ -60,7 +60,7 @@ func StartOrigin(t testing.TB, h *Host, names ...string) *Origin {
 	record := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		rec := Request{Method: r.Method, Host: r.Host, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Remote: r.RemoteAddr,
-			Header: r.Header.Clone(), Body: body, TLS: r.TLS != nil}
+			Header: r.Header.Clone(), Trailer: r.Trailer.Clone(), Body: body, TLS: r.TLS != nil}
 		if r.TLS != nil {
 			rec.SNI = r.TLS.ServerName
 		}
