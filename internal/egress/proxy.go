@@ -29,7 +29,7 @@ type Config struct {
 	// system roots.
 	UpstreamRoots *x509.CertPool
 	// OnEvent receives every Event as it is logged, in Seq order. It runs under the
-	// log's lock and must not block.
+	// log's lock: it must not block, nor call Log.
 	OnEvent func(Event)
 	// LogSize is how many events Log keeps. Default 1024.
 	LogSize int
