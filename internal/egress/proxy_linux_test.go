@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -20,7 +21,10 @@ import (
 // URI) and HTTPS through CONNECT, end to end with the origin's own certificate, and
 // each connection is logged with its address and bytes.
 func TestAllowedReached(t *testing.T) {
-	f := newFixture(t)
+	var streamed []egress.Event // OnEvent runs under the log's lock: no mutex needed
+	f := newFixture(t, func(_ *fixture, c *egress.Config) {
+		c.OnEvent = func(e egress.Event) { streamed = append(streamed, e) }
+	})
 	c := f.client(t, f.origin.Roots)
 	for _, url := range []string{f.httpURL(originName, "/plain"), f.httpsURL(originName, "/tls")} {
 		code, body := f.get(t, c, url)
@@ -42,6 +46,9 @@ func TestAllowedReached(t *testing.T) {
 	}
 	if strings.Join(protos, ",") != "http,connect" {
 		t.Errorf("protos %v", protos)
+	}
+	if fmt.Sprint(streamed) != fmt.Sprint(f.proxy.Log()) {
+		t.Errorf("OnEvent saw %+v, Log holds %+v", streamed, f.proxy.Log())
 	}
 }
 
