@@ -1,0 +1,7 @@
+//go:build !linux
+
+package image
+
+import "context"
+
+func (s *Store) bootstrap(ctx context.Context, d Debian) (*Record, error) { return nil, ErrUnsupported }

@@ -1,0 +1,75 @@
+// Package image keeps root file systems for sandboxes: an image is a stack of
+// read-only layers in a content-addressed Store, each layer unpacked once (named
+// by its diff_id, the digest of its uncompressed archive) and shared by every
+// image that has it. Images come from a `docker save` archive, an OCI archive or
+// layout, an OCI registry (go-containerregistry), a Debian suite bootstrapped with
+// mmdebstrap.
+//
+// # Unpacking
+//
+// Every layer archive is hostile. Each entry is written below the layer
+// directory with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) on the way and a
+// fresh O_EXCL/O_NOFOLLOW (or *at) create at the end, after unlinking what was
+// there: nothing is ever written through a link. Names with a ".." component are
+// refused; absolute names land inside the layer (as GNU tar and container
+// runtimes extract them); a file whose parent in the same layer is a symlink is
+// refused (no runtime's archive has one: tar records files at their real path).
+// Hard links reach only earlier entries of the same layer. Devices and fifos are
+// recorded, never created; the only special files made are overlayfs whiteouts,
+// from OCI ".wh." entries. Set-ID bits are cleared from everything but
+// directories and recorded; only user.* xattrs are kept, never user.overlay.*
+// (security.capability and the rest are recorded). Entry count, file size and
+// layer size are bounded (Limits, logical sizes, so a sparse file counts whole);
+// sparse files stay sparse. A layer is checked against its diff_id before it is
+// published. LayerInfo.Adjustments lists every entry not reproduced as asked.
+//
+// # Ownership
+//
+// A file the archive gives to uid (gid) n is owned on the host by IDBase+n, in
+// systemd's foreign uid range: nobody on the host, no sandbox, and no subordinate
+// range uses those ids. Images are stored this way once; an idmapped mount shows
+// them to each sandbox. The store needs root (OpenStore returns ErrNotRoot).
+//
+// # How a sandbox mounts an image
+//
+// Package sandbox (not this package) will do this; TestOverlayMount does exactly
+// this with a helper in place of the init, against the real kernel:
+//
+//  1. The host opens the image (Store.Open) and keeps it open, which keeps its
+//     layers from GC, until the sandbox is destroyed (Image.Close).
+//  2. The host, as root, makes one user namespace mapping IDBase+uid to the
+//     sandbox's host uid (and IDBase+gid to its gid), where uid, gid =
+//     Image.IDs() (the image's configured user, usually root), and one detached
+//     clone of Image.LayersDir (open_tree, recursive) with mount_setattr(IDMAP,
+//     RDONLY, NOSUID, NODEV) through it, and passes it to the init as a
+//     descriptor (nsinit.Source{FD}), as it passes the workspace's lower layer
+//     today. One mount serves every layer. The sandbox maps only its own user
+//     (1000 inside), so the image user's files are the sandbox user's (writable
+//     by copy-up into the private upper layer) and every other id shows as
+//     nobody; a sandbox that maps a range would map IDBase+n to base+n instead.
+//  3. The host makes the private upper and work directories on the sandbox's
+//     size-limited tmpfs state directory, as for the workspace.
+//  4. The init attaches the tree in its staging area, fsopen("overlay"), one
+//     fsconfig "lowerdir+" per Image.LowerDirs(stage+"/layers") (top first: no
+//     option-string limit; Linux 6.8), upperdir, workdir, the "userxattr" flag
+//     (whiteouts are 0/0 character devices, opaque directories carry
+//     user.overlay.opaque=y), fsmount(NOSUID|NODEV), and moves the mount to the
+//     new root in place of the tmpfs and the host's system directories. It needs
+//     CAP_DAC_OVERRIDE in its namespace, which it has: overlayfs's work
+//     directory is mode 0. The generated /etc files, /dev, /proc, /tmp and
+//     /workspace are mounted on top as today, then pivot_root.
+//  5. The command's environment and working directory start from
+//     Image.Config (Env, WorkingDir); Entrypoint and Cmd only when no command
+//     is given.
+//
+// A layer directory is never written: the overlay's lower layers are read-only
+// and the idmapped tree is mounted read-only. Starting from an image costs the
+// same whatever its size: nothing is copied. Overlayfs takes at most 500 lower
+// layers; larger images are refused (Limits.Layers), not flattened.
+//
+// # What it does not do
+//
+// It mounts nothing and starts no sandbox. It reaches registries anonymously,
+// over HTTPS (plain HTTP only to loopback), does not verify signatures, push or
+// export images, and collects garbage only when asked (GC).
+package image

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package image
+
+func syncfs(p string) error { return ErrUnsupported }
