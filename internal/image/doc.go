@@ -3,7 +3,11 @@
 // by its diff_id, the digest of its uncompressed archive) and shared by every
 // image that has it. Images come from a `docker save` archive, an OCI archive or
 // layout, an OCI registry (go-containerregistry), a Debian suite bootstrapped with
-// mmdebstrap.
+// mmdebstrap, or a build spec (ParseSpec, Build): a base, then apt, npm,
+// go_modules, copy and run steps, each a layer cached under the hash of its
+// parent and its definition, so a changed step rebuilds only from there. A built
+// image's record keeps what went in: the spec, each step's key and layer, the
+// digest of what a copy step read, and the installed Debian packages.
 //
 // # Unpacking
 //
@@ -64,12 +68,17 @@
 //
 // A layer directory is never written: the overlay's lower layers are read-only
 // and the idmapped tree is mounted read-only. Starting from an image costs the
-// same whatever its size: nothing is copied. Overlayfs takes at most 500 lower
+// same whatever its size: nothing is copied. For Image.Host (a build spec with
+// base "host") the host's system directories are the bottom of the stack: the
+// init mounts one overlay per top-level directory, the layers' copies of it over
+// the host's own, bound read-only as today. Overlayfs takes at most 500 lower
 // layers; larger images are refused (Limits.Layers), not flattened.
 //
 // # What it does not do
 //
-// It mounts nothing and starts no sandbox. It reaches registries anonymously,
-// over HTTPS (plain HTTP only to loopback), does not verify signatures, push or
-// export images, and collects garbage only when asked (GC).
+// It mounts nothing and starts no sandbox: the build steps that run commands
+// need a Runner, the build sandbox package sandbox will provide (copy steps and
+// Debian bases need none; mmdebstrap runs on the host). It reaches registries
+// anonymously, over HTTPS (plain HTTP only to loopback), does not verify
+// signatures, push or export images, and collects garbage only when asked (GC).
 package image

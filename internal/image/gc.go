@@ -32,16 +32,19 @@ func (s *Store) Remove(name string) error {
 }
 
 // GCOptions configure GC.
-type GCOptions struct{}
+type GCOptions struct {
+	// Cache also drops the build cache, so the layers only it held are freed.
+	Cache bool
+}
 
 // GCResult counts what GC removed; Bytes is the file bytes of the layers.
 type GCResult struct {
-	Images, Layers int
-	Bytes          int64
+	Images, Layers, CacheEntries int
+	Bytes                        int64
 }
 
 // GC removes every image that no name points to and no open Image holds, then
-// every layer that no remaining image uses, and whatever a
+// every layer that no remaining image or build cache entry uses, and whatever a
 // crashed import left in tmp/. It holds the store lock exclusively, so it waits
 // for running imports and builds, and they for it.
 func (s *Store) GC(ctx context.Context, opts GCOptions) (GCResult, error) {
@@ -82,6 +85,14 @@ func (s *Store) GC(ctx context.Context, opts GCOptions) (GCResult, error) {
 			return res, err
 		}
 		res.Images++
+	}
+	cached, dropped, err := s.cacheLayers(opts.Cache)
+	if err != nil {
+		return res, err
+	}
+	res.CacheEntries = dropped
+	for l := range cached {
+		used[l] = true
 	}
 	layers, err := os.ReadDir(filepath.Join(s.LayersDir(), "sha256"))
 	if err != nil {

@@ -17,6 +17,8 @@ type Image struct {
 	// Layers are bottom first (the OCI order); overlayfs takes them top first
 	// (LowerDirs).
 	Layers []Layer
+	// Host: the host's system directories lie below Layers.
+	Host   bool
 	Config Config
 	// LayersDir is the store's tree of layers, which holds every Layer.Dir.
 	LayersDir string
@@ -82,7 +84,7 @@ func (s *Store) image(r *Record, raw []byte) (*Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	im := &Image{ID: r.ID, Config: cfg, LayersDir: s.LayersDir()}
+	im := &Image{ID: r.ID, Host: r.Host, Config: cfg, LayersDir: s.LayersDir()}
 	for _, d := range r.Layers {
 		dir := filepath.Join(s.layerDir(d), "root")
 		rel, err := filepath.Rel(im.LayersDir, dir)

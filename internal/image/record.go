@@ -19,14 +19,19 @@ type Record struct {
 	ID v1.Hash `json:"id"`
 	// Layers are the diff_ids of its layers, bottom first.
 	Layers []v1.Hash `json:"layers"`
+	// Host: the host's system directories lie below the layers (a build spec
+	// with base "host").
+	Host bool `json:"host,omitempty"`
 	// Source is what it was imported from (with the manifest digest for a
-	// registry or layout).
+	// registry or layout), or "build".
 	Source string `json:"source"`
 	// Created is when it entered this store.
 	Created time.Time `json:"created"`
 	// Packages are the Debian packages installed in it (dpkg's status file), if
 	// any.
 	Packages []Package `json:"packages,omitempty"`
+	// Build says how a built image was made.
+	Build *BuildRecord `json:"build,omitempty"`
 }
 
 // readRecord reads the record and the raw OCI config of image id.

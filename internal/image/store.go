@@ -18,7 +18,7 @@ type Options struct {
 
 // Store is the image store in one directory (agentbox's is <state>/image):
 //
-//	lock                        flock: shared by Import, Open and Remove; exclusive by GC
+//	lock                        flock: shared by Import, Build, Open and Remove; exclusive by GC
 //	tmp/                        unpacking and downloads, on the same file system
 //	locks/layer-<hex>           one flock per layer being unpacked
 //	layers/sha256/<hex>/root/   a layer's tree, read-only once published (the overlay's lowerdir)
@@ -26,6 +26,7 @@ type Options struct {
 //	images/sha256/<hex>/        an image, named by the digest of its OCI config:
 //	    config.json  image.json  lease (flock held shared by every open Image)
 //	names/<name>                the id of the image called name
+//	cache/<key>.json            a build step's (or Debian base's) layer, by cache key
 //
 // Everything is published by a rename of a complete directory or file, so a crash
 // leaves only unreferenced temporary files, which GC removes.
