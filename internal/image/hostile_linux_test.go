@@ -302,7 +302,7 @@ func TestHostileArchives(t *testing.T) {
 }
 
 // diskUsage is the disk space used under dir (0 if it does not exist).
-func diskUsage(t *testing.T, dir string) int64 {
+func diskUsage(t testing.TB, dir string) int64 {
 	t.Helper()
 	var n int64
 	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {

@@ -107,14 +107,16 @@ func (s *Store) publishLayer(tmp string, li LayerInfo) error {
 	if err := syncfs(tmp); err != nil {
 		return err
 	}
-	dst := s.layerDir(li.DiffID)
-	if err := os.Rename(tmp, dst); err != nil {
+	// The rename itself need not be durable: lost in a crash, the layer is
+	// merely absent, and the next syncfs (every image's, before it names its
+	// layers) makes it durable anyway.
+	if err := os.Rename(tmp, s.layerDir(li.DiffID)); err != nil {
 		if errors.Is(err, os.ErrExist) || errors.Is(err, unix.ENOTEMPTY) {
 			return nil // published meanwhile by a process that did not take the lock
 		}
 		return fmt.Errorf("publish layer %s: %w", li.DiffID, err)
 	}
-	return syncDir(filepath.Dir(dst))
+	return nil
 }
 
 // syncDir makes a rename in directory p durable.

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sys/unix"
@@ -41,7 +42,7 @@ func testHostID() int {
 // userns starts a holder process in a new user namespace mapping one id (uid and
 // gid) and returns the namespace, for an idmapped mount; the holder is killed
 // when the namespace is opened.
-func userns(t *testing.T, inside, outside int) *os.File {
+func userns(t testing.TB, inside, outside int) *os.File {
 	t.Helper()
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Env = []string{helperEnv + "=hold"}
@@ -70,7 +71,7 @@ func userns(t *testing.T, inside, outside int) *os.File {
 
 // idmappedTree is a detached, read-only, idmapped clone of dir in which files
 // owned by IDBase+imageUID appear as hostID.
-func idmappedTree(t *testing.T, dir string, imageUID, hostID int) *os.File {
+func idmappedTree(t testing.TB, dir string, imageUID, hostID int) *os.File {
 	t.Helper()
 	ns := userns(t, IDBase+imageUID, hostID)
 	defer ns.Close()
@@ -95,6 +96,10 @@ type overlayReport struct {
 	Files  map[string]fileView `json:"files"`
 	Writes map[string]string   `json:"writes"`
 	Exec   string              `json:"exec"`
+	// MountNS is how long the overlay mounts took; UpperBytes what their upper
+	// layers use.
+	MountNS    int64 `json:"mount_ns"`
+	UpperBytes int64 `json:"upper_bytes"`
 }
 
 type fileView struct {
@@ -106,7 +111,12 @@ type fileView struct {
 
 // mountImage runs the helper on image im in a pretend sandbox, checking paths,
 // writing writes and running run (a path in the image, "" for none).
-func mountImage(t *testing.T, im *Image, imageUID int, paths, writes []string, run string) overlayReport {
+func mountImage(t testing.TB, im *Image, imageUID int, paths, writes []string, run string) overlayReport {
+	return mountImageN(t, im, imageUID, 1, paths, writes, run)
+}
+
+// mountImageN is mountImage with count overlays of the image.
+func mountImageN(t testing.TB, im *Image, imageUID, count int, paths, writes []string, run string) overlayReport {
 	t.Helper()
 	host := testHostID()
 	tree := idmappedTree(t, im.LayersDir, imageUID, host)
@@ -119,6 +129,7 @@ func mountImage(t *testing.T, im *Image, imageUID int, paths, writes []string, r
 		"PATHS=" + strings.Join(paths, "\n"),
 		"WRITES=" + strings.Join(writes, "\n"),
 		"RUN=" + run,
+		fmt.Sprintf("COUNT=%d", count),
 	}
 	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{tree}
@@ -143,33 +154,91 @@ func mountImage(t *testing.T, im *Image, imageUID int, paths, writes []string, r
 }
 
 // overlayHelper mounts the image as the sandbox's init will, inside its own user
-// and mount namespaces, and reports what the sandbox user sees.
+// and mount namespaces (COUNT times, each with its own upper layer, as COUNT
+// sandboxes would), and reports what the sandbox user sees in the first.
 func overlayHelper() error {
 	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
 		return fmt.Errorf("mount tmpfs: %w", err)
 	}
-	for _, d := range []string{"/tmp/layers", "/tmp/state/upper", "/tmp/state/work", "/tmp/root"} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
+	if err := os.MkdirAll("/tmp/layers", 0o755); err != nil {
+		return err
 	}
 	if err := unix.MoveMount(3, "", unix.AT_FDCWD, "/tmp/layers", unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
 		return fmt.Errorf("attach layers: %w", err)
+	}
+	lowers := strings.Split(os.Getenv("LOWERS"), "\n")
+	count := 1
+	if c := os.Getenv("COUNT"); c != "" {
+		fmt.Sscan(c, &count)
+	}
+	var statBefore unix.Statfs_t
+	unix.Statfs("/tmp", &statBefore)
+	start := time.Now()
+	for i := range count {
+		if err := mountOverlay(lowers, fmt.Sprintf("/tmp/state%d", i), fmt.Sprintf("/tmp/root%d", i)); err != nil {
+			return err
+		}
+	}
+	rep := overlayReport{Files: map[string]fileView{}, Writes: map[string]string{}, MountNS: time.Since(start).Nanoseconds()}
+	var statAfter unix.Statfs_t
+	unix.Statfs("/tmp", &statAfter)
+	rep.UpperBytes = int64(statBefore.Bfree-statAfter.Bfree) * statAfter.Bsize
+	root := "/tmp/root0"
+	for _, p := range strings.Split(os.Getenv("PATHS"), "\n") {
+		if p == "" {
+			continue
+		}
+		var v fileView
+		if fi, err := os.Lstat(root + p); err == nil {
+			st := fi.Sys().(*syscall.Stat_t)
+			v = fileView{Exists: true, UID: st.Uid, Mode: st.Mode}
+			if fi.Mode().IsRegular() {
+				b, _ := os.ReadFile(root + p)
+				v.Content = string(b)
+			}
+		}
+		rep.Files[p] = v
+	}
+	for _, p := range strings.Split(os.Getenv("WRITES"), "\n") {
+		if p == "" {
+			continue
+		}
+		err := os.WriteFile(root+p, []byte("written in the sandbox"), 0o644)
+		rep.Writes[p] = fmt.Sprint(err)
+	}
+	if run := os.Getenv("RUN"); run != "" {
+		cmd := exec.Command(run)
+		cmd.Env = []string{debianPath}
+		cmd.Dir = "/"
+		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root}
+		out, err := cmd.CombinedOutput()
+		rep.Exec = string(out) + fmt.Sprint(err)
+	}
+	return json.NewEncoder(os.Stdout).Encode(rep)
+}
+
+// mountOverlay mounts lowers (top first) with a private upper layer in state at
+// root, with the new mount API, as the init will.
+func mountOverlay(lowers []string, state, root string) error {
+	for _, d := range []string{state + "/upper", state + "/work", root} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
 	}
 	fs, err := unix.Fsopen("overlay", unix.FSOPEN_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("fsopen: %w", err)
 	}
 	defer unix.Close(fs)
-	for _, l := range strings.Split(os.Getenv("LOWERS"), "\n") {
+	for _, l := range lowers {
 		if err := unix.FsconfigSetString(fs, "lowerdir+", l); err != nil {
 			return fmt.Errorf("lowerdir+ %s: %w", l, err)
 		}
 	}
-	if err := unix.FsconfigSetString(fs, "upperdir", "/tmp/state/upper"); err != nil {
+	if err := unix.FsconfigSetString(fs, "upperdir", state+"/upper"); err != nil {
 		return err
 	}
-	if err := unix.FsconfigSetString(fs, "workdir", "/tmp/state/work"); err != nil {
+	if err := unix.FsconfigSetString(fs, "workdir", state+"/work"); err != nil {
 		return err
 	}
 	if err := unix.FsconfigSetFlag(fs, "userxattr"); err != nil {
@@ -182,43 +251,16 @@ func overlayHelper() error {
 	if err != nil {
 		return fmt.Errorf("fsmount: %w", err)
 	}
-	if err := unix.MoveMount(mnt, "", unix.AT_FDCWD, "/tmp/root", unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+	defer unix.Close(mnt)
+	if err := unix.MoveMount(mnt, "", unix.AT_FDCWD, root, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
 		return fmt.Errorf("attach overlay: %w", err)
 	}
-	rep := overlayReport{Files: map[string]fileView{}, Writes: map[string]string{}}
-	for _, p := range strings.Split(os.Getenv("PATHS"), "\n") {
-		var v fileView
-		if fi, err := os.Lstat("/tmp/root" + p); err == nil {
-			st := fi.Sys().(*syscall.Stat_t)
-			v = fileView{Exists: true, UID: st.Uid, Mode: st.Mode}
-			if fi.Mode().IsRegular() {
-				b, _ := os.ReadFile("/tmp/root" + p)
-				v.Content = string(b)
-			}
-		}
-		rep.Files[p] = v
-	}
-	for _, p := range strings.Split(os.Getenv("WRITES"), "\n") {
-		if p == "" {
-			continue
-		}
-		err := os.WriteFile("/tmp/root"+p, []byte("written in the sandbox"), 0o644)
-		rep.Writes[p] = fmt.Sprint(err)
-	}
-	if run := os.Getenv("RUN"); run != "" {
-		cmd := exec.Command(run)
-		cmd.Env = []string{debianPath}
-		cmd.Dir = "/"
-		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: "/tmp/root"}
-		out, err := cmd.CombinedOutput()
-		rep.Exec = string(out) + fmt.Sprint(err)
-	}
-	return json.NewEncoder(os.Stdout).Encode(rep)
+	return nil
 }
 
 // requireOverlayMount needs root (idmapped mounts of the store) and a kernel with
 // overlayfs's "lowerdir+" (Linux 6.8).
-func requireOverlayMount(t *testing.T) {
+func requireOverlayMount(t testing.TB) {
 	t.Helper()
 	testenv.RequireRoot(t)
 	fs, err := unix.Fsopen("overlay", unix.FSOPEN_CLOEXEC)
