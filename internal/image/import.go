@@ -64,6 +64,10 @@ func (s *Store) importSource(ctx context.Context, src Source) (*Record, error) {
 	return r, nil
 }
 
+// maxConfig bounds an image's config, which is read into memory (configs are a
+// few kilobytes; go-containerregistry bounds manifests at 100 MiB itself).
+const maxConfig = 8 << 20
+
 // importImage unpacks the layers of img and records it.
 func (s *Store) importImage(ctx context.Context, img v1.Image, source string) (*Record, error) {
 	raw, err := img.RawConfigFile()
@@ -73,6 +77,9 @@ func (s *Store) importImage(ctx context.Context, img v1.Image, source string) (*
 	m, err := img.Manifest()
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	if m.Config.Size > maxConfig {
+		return nil, fmt.Errorf("the manifest says the config is %d bytes; an image config is at most %d", m.Config.Size, maxConfig)
 	}
 	want := m.Config.Digest
 	sum := sha256.Sum256(raw)

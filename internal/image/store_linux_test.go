@@ -3,6 +3,7 @@ package image
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -284,4 +285,31 @@ func TestHostileOCIArchive(t *testing.T) {
 		t.Error("the directory beside the archive changed")
 	}
 	tmpEmpty(t, s)
+}
+
+// TestHugeConfigRefused: a manifest announcing a huge config is refused before
+// the config is read into memory.
+func TestHugeConfigRefused(t *testing.T) {
+	s := newStore(t)
+	img := randomImage(t, 1)
+	dir := writeLayout(t, map[string]v1.Image{"x": img})
+	d, _ := img.Digest()
+	cfg, _ := img.ConfigName()
+	p := filepath.Join(dir, "blobs", "sha256", d.Hex)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := img.Manifest()
+	old := fmt.Sprintf(`"size":%d,"digest":"%s"`, m.Config.Size, cfg)
+	if !bytes.Contains(b, []byte(old)) {
+		t.Fatalf("manifest %s has no %s", b, old)
+	}
+	b = bytes.Replace(b, []byte(old), []byte(fmt.Sprintf(`"size":%d,"digest":"%s"`, int64(1)<<40, cfg)), 1)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Import(t.Context(), "oci:"+dir, ImportOptions{}); err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Fatalf("err = %v, want the config's size refused", err)
+	}
 }
