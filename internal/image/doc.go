@@ -44,23 +44,28 @@
 //  2. The host, as root, makes one user namespace mapping IDBase+uid to the
 //     sandbox's host uid (and IDBase+gid to its gid), where uid, gid =
 //     Image.IDs() (the image's configured user, usually root), and one detached
-//     clone of Image.LayersDir (open_tree, recursive) with mount_setattr(IDMAP,
-//     RDONLY, NOSUID, NODEV) through it, and passes it to the init as a
-//     descriptor (nsinit.Source{FD}), as it passes the workspace's lower layer
-//     today. One mount serves every layer. The sandbox maps only its own user
-//     (1000 inside), so the image user's files are the sandbox user's (writable
-//     by copy-up into the private upper layer) and every other id shows as
-//     nobody; a sandbox that maps a range would map IDBase+n to base+n instead.
+//     clone of Image.LayersDir (open_tree, recursive) idmapped through it with
+//     mount_setattr(IDMAP, RDONLY, NOSUID, NODEV). One mount serves every
+//     layer. It passes the clone to the init as a descriptor
+//     (nsinit.Source{FD}), as it passes the workspace's lower layer today, and
+//     the layers' paths in the init's Spec (a new field such as Spec.Image{Layers Source;
+//     Lowers []string}, Lowers = Image.LowerDirs(where the init attaches the
+//     tree), top first; 500 paths of about 90 bytes fit the Spec's 1 MiB). The
+//     sandbox maps only its own user (1000 inside), so the image user's files
+//     are the sandbox user's (writable by copy-up into the private upper
+//     layer) and every other id shows as nobody; a sandbox that maps a range
+//     would map IDBase+n to its base+n instead.
 //  3. The host makes the private upper and work directories on the sandbox's
 //     size-limited tmpfs state directory, as for the workspace.
-//  4. The init attaches the tree in its staging area, fsopen("overlay"), one
-//     fsconfig "lowerdir+" per Image.LowerDirs(stage+"/layers") (top first: no
-//     option-string limit; Linux 6.8), upperdir, workdir, the "userxattr" flag
-//     (whiteouts are 0/0 character devices, opaque directories carry
-//     user.overlay.opaque=y), fsmount(NOSUID|NODEV), and moves the mount to the
-//     new root in place of the tmpfs and the host's system directories. It needs
-//     CAP_DAC_OVERRIDE in its namespace, which it has: overlayfs's work
-//     directory is mode 0. The generated /etc files, /dev, /proc, /tmp and
+//  4. The init attaches the tree in its staging area and calls
+//     fsopen("overlay"), one fsconfig "lowerdir+" per path of Lowers (no
+//     option-string limit, where mount(2)'s one page holds about 40 such
+//     paths; Linux 6.8), upperdir, workdir and the "userxattr" flag (whiteouts
+//     are 0/0 character devices, opaque directories carry
+//     user.overlay.opaque=y), then fsmount(NOSUID|NODEV), and moves the mount
+//     to the new root in place of the tmpfs and the host's system directories.
+//     It needs CAP_DAC_OVERRIDE in its namespace, which it has: overlayfs's
+//     work directory is mode 0. The generated /etc files, /dev, /proc, /tmp and
 //     /workspace are mounted on top as today, then pivot_root.
 //  5. The command's environment and working directory start from
 //     Image.Config (Env, WorkingDir); Entrypoint and Cmd only when no command

@@ -10,7 +10,9 @@ import "context"
 // work as its work directory (both empty, on one file system). Its processes run
 // as root of a user namespace mapping 0..65535 to IDBase.., so what they write
 // lands in upper owned as layer files are, and its overlay uses "userxattr", so
-// upper holds whiteouts and opaque marks in the form layers do. Its network is
+// upper holds whiteouts and opaque marks in the form layers do (two build
+// sandboxes then share host ids: each needs its own pid, mount, IPC and network
+// namespaces, so neither can reach the other). Its network is
 // the egress allowlist named by step.Egress. It runs step.Argv with Root.Env in
 // Root.WorkingDir (or /). When RunStep returns, nothing may run in the sandbox
 // or write to upper any more: Build then reads upper as the step's layer.
