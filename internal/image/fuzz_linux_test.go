@@ -12,16 +12,18 @@ import (
 )
 
 // FuzzUnpack feeds arbitrary archives (seeded with the hostile cases) to the
-// unpacker: whatever it accepts or refuses, the directory beside the layer stays
-// as it was, and the layer holds no device but a whiteout and no set-ID file.
+// unpacker: whatever it accepts or refuses, the directory beside the layer and a
+// /tmp marker the seeds aim at stay as they were, and the layer holds no device
+// but a whiteout and no set-ID file.
 //
 //	go test -run XXX -fuzz FuzzUnpack -fuzztime 60s ./internal/image/
 func FuzzUnpack(f *testing.F) {
+	const fuzzMarker = "/tmp/agentbox-image-fuzz-marker"
 	testenv.RequireRoot(f)
 	seedDir := f.TempDir()
 	sentinel := filepath.Join(seedDir, "sentinel")
 	for _, c := range hostileCases() {
-		f.Add(c.tar(&testing.T{}, sentinel, "/tmp/agentbox-image-fuzz-marker"))
+		f.Add(c.tar(f, sentinel, fuzzMarker))
 	}
 	f.Fuzz(func(t *testing.T, archive []byte) {
 		base := t.TempDir()
@@ -33,6 +35,10 @@ func FuzzUnpack(f *testing.F) {
 		unpack(t.Context(), bytes.NewReader(archive), layer, Limits{FileSize: 1 << 20, LayerSize: 4 << 20, Entries: 1000})
 		if testenv.TreeHash(t, sentinel) != before {
 			t.Fatal("the directory beside the layer changed")
+		}
+		if _, err := os.Lstat(fuzzMarker); !os.IsNotExist(err) {
+			os.Remove(fuzzMarker)
+			t.Fatalf("host marker %s created", fuzzMarker)
 		}
 		filepath.WalkDir(layer, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {

@@ -22,7 +22,7 @@ import (
 // under /tmp that must never be created.
 type hostileCase struct {
 	name string
-	tar  func(t *testing.T, sentinel, marker string) []byte
+	tar  func(t testing.TB, sentinel, marker string) []byte
 	// want is the error the import must fail with (ErrUnsafe, or a *LimitError
 	// when limit is set); nil means the entry is neutralised and check says how.
 	want  error
@@ -39,43 +39,43 @@ func hostileCases() []hostileCase {
 		}
 	}
 	return []hostileCase{
-		{name: "dotdot", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "dotdot", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, reg("../sentinel/file", "pwned"))
 		}},
-		{name: "dotdot inside", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "dotdot inside", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, dir("a/"), reg("a/../../sentinel/file", "pwned"))
 		}},
-		{name: "dotdot many", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "dotdot many", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, reg(strings.Repeat("../", 40)+strings.TrimPrefix(m, "/"), "pwned"))
 		}},
-		{name: "absolute name lands inside", tar: func(t *testing.T, s, m string) []byte {
+		{name: "absolute name lands inside", tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, reg(m, "inside"), reg("/"+s+"/file", "inside too"))
 		}, check: func(t *testing.T, layer string, info LayerInfo) {
 			if b, err := os.ReadFile(filepath.Join(layer, "tmp", filepath.Base(markerOf(t)))); err != nil || string(b) != "inside" {
 				t.Errorf("absolute name not unpacked inside the layer: %q, %v", b, err)
 			}
 		}},
-		{name: "file through absolute symlink", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "file through absolute symlink", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, symlink("a", s), reg("a/file", "pwned"))
 		}},
-		{name: "file through symlink to root", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "file through symlink to root", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, symlink("etc", "/"), reg("etc/"+strings.TrimPrefix(m, "/"), "pwned"))
 		}},
-		{name: "file through relative symlink", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "file through relative symlink", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, symlink("a", "../sentinel"), reg("a/file", "pwned"))
 		}},
-		{name: "directory through symlink", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "directory through symlink", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, symlink("a", s), dir("a/newdir/"))
 		}},
-		{name: "symlink chain", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "symlink chain", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, dir("d/"), symlink("d/up", ".."), symlink("d/up2", "up/.."), reg("d/up2/sentinel/file", "pwned"))
 		}},
-		{name: "directory replaced by symlink, then written through", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "directory replaced by symlink, then written through", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			// The unpacker caches the last parent directory: replacing it must
 			// not leave a stale descriptor that is written through.
 			return mkTar(t, dir("d/"), reg("d/one", "1"), symlink("d", s), reg("d/file", "pwned"))
 		}},
-		{name: "file replaces symlink, not its target", tar: func(t *testing.T, s, m string) []byte {
+		{name: "file replaces symlink, not its target", tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, symlink("link", filepath.Join(s, "file")), reg("link", "replaced the link"))
 		}, check: func(t *testing.T, layer string, info LayerInfo) {
 			fi, err := os.Lstat(filepath.Join(layer, "link"))
@@ -83,16 +83,16 @@ func hostileCases() []hostileCase {
 				t.Errorf("link: %v, %v; want a regular file", fi, err)
 			}
 		}},
-		{name: "hard link out of the layer", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "hard link out of the layer", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, hardlink("h", "../sentinel/file"))
 		}},
-		{name: "hard link to an absolute host path", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "hard link to an absolute host path", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, hardlink("h", filepath.Join(s, "file")))
 		}},
-		{name: "hard link through a symlink", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "hard link through a symlink", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, symlink("d", s), hardlink("h", "d/file"))
 		}},
-		{name: "hard link to a symlink, then a file through it", tar: func(t *testing.T, s, m string) []byte {
+		{name: "hard link to a symlink, then a file through it", tar: func(t testing.TB, s, m string) []byte {
 			// h becomes a second name of the symlink itself; the file entry h
 			// then replaces that name, it never writes the symlink's target.
 			return mkTar(t, symlink("s", filepath.Join(s, "file")), hardlink("h", "s"), reg("h", "pwned?"))
@@ -101,20 +101,20 @@ func hostileCases() []hostileCase {
 				t.Errorf("s -> %q, %v", l, err)
 			}
 		}},
-		{name: "hard link then file overwrites only the name", tar: func(t *testing.T, s, m string) []byte {
+		{name: "hard link then file overwrites only the name", tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, reg("a", "original"), hardlink("b", "a"), reg("b", "new"))
 		}, check: func(t *testing.T, layer string, info LayerInfo) {
 			if b, _ := os.ReadFile(filepath.Join(layer, "a")); string(b) != "original" {
 				t.Errorf("a = %q, want the original: b's entry wrote through the hard link", b)
 			}
 		}},
-		{name: "hard link to a directory", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "hard link to a directory", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, dir("d/"), hardlink("h", "d"))
 		}},
-		{name: "hard link to the layer root", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "hard link to the layer root", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, hardlink("h", "./"))
 		}},
-		{name: "device nodes and fifos are not created", tar: func(t *testing.T, s, m string) []byte {
+		{name: "device nodes and fifos are not created", tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t,
 				ent{Header: tar.Header{Typeflag: tar.TypeChar, Name: "dev/mem", Devmajor: 1, Devminor: 1, Mode: 0o666}},
 				ent{Header: tar.Header{Typeflag: tar.TypeBlock, Name: "dev/sda", Devmajor: 8, Devminor: 0, Mode: 0o666}},
@@ -128,7 +128,7 @@ func hostileCases() []hostileCase {
 				t.Errorf("adjustments %v", info.Adjustments)
 			}
 		}},
-		{name: "set-ID bits cleared", tar: func(t *testing.T, s, m string) []byte {
+		{name: "set-ID bits cleared", tar: func(t testing.TB, s, m string) []byte {
 			su := reg("usr/bin/su", "\x7fELF")
 			su.Mode = 0o4755
 			sg := reg("usr/bin/wall", "\x7fELF")
@@ -149,7 +149,7 @@ func hostileCases() []hostileCase {
 				t.Errorf("adjustments %v", info.Adjustments)
 			}
 		}},
-		{name: "capabilities and overlay xattrs dropped", tar: func(t *testing.T, s, m string) []byte {
+		{name: "capabilities and overlay xattrs dropped", tar: func(t testing.TB, s, m string) []byte {
 			f := reg("usr/bin/ping", "\x7fELF")
 			f.PAXRecords = map[string]string{
 				"SCHILY.xattr.security.capability":      "\x01\x00\x00\x02\x00\x20\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
@@ -175,38 +175,38 @@ func hostileCases() []hostileCase {
 				t.Errorf("adjustments %v", info.Adjustments)
 			}
 		}},
-		{name: "whiteout of dotdot", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "whiteout of dotdot", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, dir("a/"), reg("a/.wh...", ""))
 		}},
-		{name: "whiteout of nothing", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "whiteout of nothing", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, reg("a/.wh.", ""))
 		}},
-		{name: "whiteout through a symlink", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "whiteout through a symlink", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, symlink("a", s), reg("a/.wh.file", ""))
 		}},
-		{name: "opaque marker through a symlink", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "opaque marker through a symlink", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, symlink("a", s), reg("a/.wh..wh..opq", ""))
 		}},
-		{name: "huge sparse file", want: &LimitError{}, limit: true, tar: func(t *testing.T, s, m string) []byte {
+		{name: "huge sparse file", want: &LimitError{}, limit: true, tar: func(t testing.TB, s, m string) []byte {
 			return sparseTar(t, "huge", 1<<40, []sparseData{{1<<40 - 4, "tail"}})
 		}},
-		{name: "files over the layer size", want: &LimitError{}, limit: true, lim: Limits{LayerSize: 100}, tar: func(t *testing.T, s, m string) []byte {
+		{name: "files over the layer size", want: &LimitError{}, limit: true, lim: Limits{LayerSize: 100}, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, reg("a", strings.Repeat("a", 60)), reg("b", strings.Repeat("b", 60)))
 		}},
-		{name: "too many entries", want: &LimitError{}, limit: true, lim: Limits{Entries: 10}, tar: func(t *testing.T, s, m string) []byte {
+		{name: "too many entries", want: &LimitError{}, limit: true, lim: Limits{Entries: 10}, tar: func(t testing.TB, s, m string) []byte {
 			var ents []ent
 			for i := range 11 {
 				ents = append(ents, reg("f"+string(rune('a'+i)), ""))
 			}
 			return mkTar(t, ents...)
 		}},
-		{name: "component longer than NAME_MAX", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "component longer than NAME_MAX", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, reg(strings.Repeat("n", 256), "x"))
 		}},
-		{name: "name longer than PATH_MAX", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "name longer than PATH_MAX", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, reg(strings.Repeat("d/", 2048)+"f", "x"))
 		}},
-		{name: "long names through PAX work", tar: func(t *testing.T, s, m string) []byte {
+		{name: "long names through PAX work", tar: func(t testing.TB, s, m string) []byte {
 			long := strings.Repeat("l", 200) + "/" + strings.Repeat("m", 250)
 			return mkTar(t, reg(long, "ok"), symlink(long+".link", strings.Repeat("t", 1000)))
 		}, check: func(t *testing.T, layer string, info LayerInfo) {
@@ -214,7 +214,7 @@ func hostileCases() []hostileCase {
 				t.Errorf("long name: %q, %v", b, err)
 			}
 		}},
-		{name: "duplicates: the last entry wins", tar: func(t *testing.T, s, m string) []byte {
+		{name: "duplicates: the last entry wins", tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, reg("f", "first"), reg("f", "second"), dir("d/"), reg("d/x", "x"), reg("d", "file now"),
 				reg("g", "file"), dir("g/"), reg("./h", "dot-slash"), reg(".//h", "dot-slash again"))
 		}, check: func(t *testing.T, layer string, info LayerInfo) {
@@ -227,7 +227,7 @@ func hostileCases() []hostileCase {
 				t.Errorf("g: %v, %v; want a directory", fi, err)
 			}
 		}},
-		{name: "root entry that is not a directory", want: ErrUnsafe, tar: func(t *testing.T, s, m string) []byte {
+		{name: "root entry that is not a directory", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, reg(".", "x"))
 		}},
 	}
