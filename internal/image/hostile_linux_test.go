@@ -200,6 +200,9 @@ func hostileCases() []hostileCase {
 			}
 			return mkTar(t, ents...)
 		}},
+		{name: "implicit directories count as entries", want: &LimitError{}, limit: true, lim: Limits{Entries: 10}, tar: func(t testing.TB, s, m string) []byte {
+			return mkTar(t, reg(strings.Repeat("d/", 20)+"f", "x"))
+		}},
 		{name: "component longer than NAME_MAX", want: ErrUnsafe, tar: func(t testing.TB, s, m string) []byte {
 			return mkTar(t, reg(strings.Repeat("n", 256), "x"))
 		}},

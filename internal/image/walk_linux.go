@@ -58,7 +58,11 @@ func (u *unpacker) walk(dir string, create bool) (int, error) {
 		prefix = filepath.Join(prefix, c)
 		next, err := openBeneath(cur, c, unix.O_PATH|unix.O_DIRECTORY)
 		if errors.Is(err, unix.ENOENT) && create {
-			if err = unix.Mkdirat(cur, c, 0o755); err == nil {
+			// A directory made for an entry counts as one, or one deep name
+			// per entry would make thousands of inodes each.
+			if u.info.Entries++; u.info.Entries > u.lim.Entries {
+				err = &LimitError{What: "layer has too many entries (directories made for its entries count)", Field: "Entries", Limit: int64(u.lim.Entries)}
+			} else if err = unix.Mkdirat(cur, c, 0o755); err == nil {
 				err = unix.Fchownat(cur, c, IDBase, IDBase, unix.AT_SYMLINK_NOFOLLOW)
 			}
 			if err == nil {
@@ -73,6 +77,10 @@ func (u *unpacker) walk(dir string, create bool) (int, error) {
 		}
 		if cur != u.root {
 			unix.Close(cur)
+		}
+		var le *LimitError
+		if errors.As(err, &le) {
+			return -1, err
 		}
 		if err != nil {
 			return -1, walkError(prefix, err)
