@@ -28,9 +28,10 @@ type Root struct {
 	WorkingDir string
 }
 
-// Egress names the network a step needs (the network allowlist presets):
-// "debian" (Debian's archive), "npm" (the npm registry), "go" (the Go module
-// proxy and checksum database), or "" for none.
+// Egress names the network a step needs, as a preset of package egress (its
+// allowlist entry is "preset:"+Egress()): "debian" (Debian's archive), "npm"
+// (the npm registry), "go" (the Go module proxy and checksum database), or ""
+// for none.
 func (st Step) Egress() string {
 	switch st.Kind() {
 	case StepApt:
