@@ -1,5 +1,6 @@
 // Package attack is agentbox's attacker test suite. It holds no production code: its
-// tests run a hostile static program (./attacker) inside `agentbox run` and try every
+// tests run a hostile static program (./attacker) inside `agentbox run` (and, where a
+// persistent sandbox differs, inside an environment of package env) and try every
 // escape and abuse on the list every sandbox must survive, then check from the host
 // that nothing got through. Each test asserts both that the attempt failed and that
 // the host is unchanged: protected files (content, mode, link count, mtime) and, with
@@ -32,6 +33,7 @@
 //	8  the user's tty as stdio    TestEscape_TerminalThroughStdio              no terminal fd reaches the command: pipes for 0, 1, 2
 //	8  escape sequences in output TestEscape_TerminalEscapeSequences           terminal.Writer on a terminal: shown, not executed
 //	9  ptrace / vm_writev / kill  TestEscape_PtraceAndSignalsAgainstInitAndHost seccomp (ptrace, process_vm_*), pid namespace
+//	9  prlimit / nice on pid 1    TestEscape_CommandEndsItsInit                init of its own uid (the kernel's EPERM); seccomp rules on pid 1
 //	10 int 0x80, x32, socketcall  TestEscape_ForeignSyscallABIs                seccomp arch and x32-bit check (SIGSYS)
 //	11 high bits in int args      TestEscape_HighBitsIn32BitArguments          seccomp compares the low 32 bits
 //	12 io_uring                   TestEscape_IoUring                           seccomp (EPERM)

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
 	"github.com/agentbox/agentbox/internal/testenv"
 )
 
@@ -26,6 +27,7 @@ var tools struct {
 }
 
 func TestMain(m *testing.M) {
+	nsinit.MaybeRun() // environments (package env) re-execute the test binary as their init
 	os.Exit(testMain(m))
 }
 

@@ -1,9 +1,10 @@
 // Package sandbox is the host side of agentbox's namespace isolation. Start re-executes
 // the agentbox binary as the init of package nsinit in fresh user, pid, mount, network,
 // IPC and UTS namespaces, maps the sandbox user (uid/gid 1000 inside) to one
-// unprivileged host id (never host root), places the init in a cgroup of its own before
-// it does anything, and hands it its whole configuration as one serialised struct over
-// a pipe. Wait collects the command's exit status, usage and any setup failure (with
+// unprivileged host id (never host root) and, as root, the init (uid 0 inside) to the
+// next one, so that no command can steer it; places the init in a cgroup of its own
+// before it does anything, and hands it its whole configuration as one serialised
+// struct over a pipe. Wait collects the command's exit status, usage and any setup failure (with
 // the stage that failed) from a second pipe; Terminate, Kill and Destroy end the
 // sandbox, the last one confirming through the cgroup that nothing survived.
 //

@@ -28,8 +28,10 @@ type Exit struct {
 	// Landlock is what Landlock enforced, e.g. "abi=7 refer truncate ioctl_dev net
 	// scope_signals scope_abstract_unix".
 	Landlock string
-	// InitUID and InitCapEff are what the init saw when it started: uid 1000 with
-	// the capabilities it needs for setup, all of which it drops before the command.
+	// InitUID and InitCapEff are what the init saw when it started: uid 0 with every
+	// capability of the sandbox's user namespace as root, uid 1000 with the ones it
+	// needs for setup otherwise. It drops them before the command (as root keeping
+	// the four it needs to run commands as uid 1000; see nsinit's keptCaps).
 	InitUID    int
 	InitCapEff uint64
 }

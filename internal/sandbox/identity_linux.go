@@ -18,7 +18,8 @@ import (
 )
 
 // Host ids handed to sandboxes when agentbox runs as root: far above any real user or
-// subordinate-id range. Each sandbox gets its own, reserved in reserveDirs.
+// subordinate-id range. Each sandbox gets a pair of its own, reserved in reserveDirs
+// under the even id: that one for the sandbox user, the next for its init.
 const (
 	hostIDMin = 1 << 20
 	hostIDMax = 1 << 30
@@ -29,9 +30,13 @@ const (
 // ownership check defeats a directory planted by another user.
 var reserveDirs = []string{"/run/agentbox/ids", filepath.Join(os.TempDir(), "agentbox-ids")}
 
-// identity is who the sandbox user (uid/gid 1000 inside) is on the host.
+// identity is who the sandbox user (uid/gid 1000 inside) and the init are on the
+// host.
 type identity struct {
 	uid, gid int
+	// initUID and initGID are the init's host ids: uid and gid + 1 as root (the
+	// init is uid 0 of the sandbox's user namespace), uid and gid otherwise.
+	initUID, initGID int
 	// root: agentbox runs as root and uid was picked for this sandbox.
 	root    bool
 	reserve string   // reservation to remove at the end (root only)
@@ -42,12 +47,15 @@ type identity struct {
 // that ReapStale can remove the cgroup of a sandbox whose agentbox died.
 const cgroupRecord = "cgroup"
 
-// newIdentity picks the host ids. As root: a fresh random id reserved for this
-// sandbox, so no two sandboxes share a host uid and none is host root. Otherwise: the
-// caller's own ids (an unprivileged user can map nothing else).
+// newIdentity picks the host ids. As root: a fresh random pair reserved for this
+// sandbox, so no two sandboxes share a host uid, none is host root, and the init
+// has credentials of its own, which the kernel protects from the commands.
+// Otherwise: the caller's own ids for both (an unprivileged user can map nothing
+// else).
 func newIdentity() (*identity, error) {
 	if os.Geteuid() != 0 {
-		return &identity{uid: os.Geteuid(), gid: os.Getegid()}, nil
+		uid, gid := os.Geteuid(), os.Getegid()
+		return &identity{uid: uid, gid: gid, initUID: uid, initGID: gid}, nil
 	}
 	dir, err := reserveDir()
 	if err != nil {
@@ -66,11 +74,14 @@ func newIdentity() (*identity, error) {
 		if _, err := rand.Read(b[:]); err != nil {
 			return nil, err
 		}
-		id := hostIDMin + int(binary.LittleEndian.Uint32(b[:])%(hostIDMax-hostIDMin))
+		id := (hostIDMin + int(binary.LittleEndian.Uint32(b[:])%(hostIDMax-hostIDMin))) &^ 1
 		p := filepath.Join(dir, strconv.Itoa(id))
+		if _, err := os.Lstat(filepath.Join(dir, strconv.Itoa(id+1))); err == nil {
+			continue // a single-id reservation of an older agentbox
+		}
 		err := os.Mkdir(p, 0o700)
 		if err == nil {
-			id := &identity{uid: id, gid: id, root: true, reserve: p}
+			id := &identity{uid: id, gid: id, initUID: id + 1, initGID: id + 1, root: true, reserve: p}
 			if id.lock, err = lockDir(p, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 				_ = os.Remove(p)
 				return nil, fmt.Errorf("reserve host id: %w", err)
@@ -206,29 +217,32 @@ func reapIDsIn(dir string) error {
 	return errors.Join(errs...)
 }
 
-// sysProcAttr returns the clone settings of the init: fresh namespaces, the single-id
-// mapping 1000 -> host id, no supplementary groups (as root; otherwise setgroups is
-// denied, as the kernel requires), the setup capabilities kept across execve, death
-// with its parent, and a session of its own.
+// sysProcAttr returns the clone settings of the init: fresh namespaces, death with
+// its parent, a session of its own, and its identity. As root: the mapping
+// 0 -> initUID, 1000 -> uid, the init as uid 0 (which holds every capability of the
+// new user namespace after its execve, and starts each command as 1000) and no
+// supplementary groups, so host group 0 does not follow it in (clearing them needs
+// setgroups, which root may allow). Otherwise the single-id mapping 1000 -> uid,
+// setgroups denied as the kernel requires, and the setup capabilities raised as
+// ambient so that they survive the init's execve as uid 1000.
 func (id *identity) sysProcAttr() *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS |
 			syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: nsinit.UID, HostID: id.uid, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: nsinit.GID, HostID: id.gid, Size: 1}},
-		Credential:  &syscall.Credential{Uid: nsinit.UID, Gid: nsinit.GID},
-		AmbientCaps: nsinit.InitCaps(),
 		Pdeathsig:   syscall.SIGKILL,
 		Setsid:      true,
 	}
-	if id.root {
-		// Clear the supplementary groups, so host group 0 does not follow the
-		// process in; that needs setgroups, which root may allow.
-		attr.GidMappingsEnableSetgroups = true
-		attr.Credential.Groups = []uint32{}
-	} else {
-		attr.Credential.NoSetGroups = true
+	if !id.root {
+		attr.Credential = &syscall.Credential{Uid: nsinit.UID, Gid: nsinit.GID, NoSetGroups: true}
+		attr.AmbientCaps = nsinit.InitCaps()
+		return attr
 	}
+	attr.UidMappings = append([]syscall.SysProcIDMap{{ContainerID: 0, HostID: id.initUID, Size: 1}}, attr.UidMappings...)
+	attr.GidMappings = append([]syscall.SysProcIDMap{{ContainerID: 0, HostID: id.initGID, Size: 1}}, attr.GidMappings...)
+	attr.GidMappingsEnableSetgroups = true
+	attr.Credential = &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}}
 	return attr
 }
 

@@ -24,45 +24,38 @@ func lines(t *testing.T, script string) []string {
 
 // TestIdentity: the command is uid/gid 1000 with no supplementary group inside, and
 // on the host it is an unprivileged uid from the high range, never root. The init
-// started as uid 1000 yet held the capabilities it mounted with: the first process
-// of a user namespace whose uid 0 is unmapped (ambient capabilities carry them
-// across its execve).
+// runs under the next host uid, as uid 0 of the user namespace, with every
+// capability of that namespace for its setup: the kernel then keeps the commands,
+// of another uid, from steering it (prlimit, setpriority, kill...).
 func TestIdentity(t *testing.T) {
 	r := startWith(t, Config{Argv: []string{"/bin/sh", "-c", "id -u; id -g; id -G; read x"}}, true)
 	// While the command waits on stdin, look at it from the host.
 	child := waitForChild(t, r.sb.Pid())
-	for _, pid := range []int{r.sb.Pid(), child} {
-		st := hostStatus(t, pid)
-		uid := strings.Fields(st["Uid"])
-		if len(uid) != 4 {
-			t.Fatalf("pid %d Uid %q", pid, st["Uid"])
-		}
-		for _, u := range uid {
-			if n, _ := strconv.Atoi(u); n != r.sb.HostUID() || n < hostIDMin || n >= hostIDMax {
-				t.Errorf("pid %d: host uid %s, want %d in [%d, %d)", pid, u, r.sb.HostUID(), hostIDMin, hostIDMax)
+	for _, p := range []struct{ pid, id int }{{r.sb.Pid(), r.sb.HostUID() + 1}, {child, r.sb.HostUID()}} {
+		st := hostStatus(t, p.pid)
+		for _, key := range []string{"Uid", "Gid"} {
+			ids := strings.Fields(st[key])
+			if len(ids) != 4 {
+				t.Fatalf("pid %d %s %q", p.pid, key, st[key])
 			}
-		}
-		for _, g := range strings.Fields(st["Gid"]) {
-			if g != strconv.Itoa(r.sb.HostUID()) {
-				t.Errorf("pid %d: host gid %s, want %d", pid, g, r.sb.HostUID())
+			for _, u := range ids {
+				if n, _ := strconv.Atoi(u); n != p.id || n < hostIDMin || n >= hostIDMax {
+					t.Errorf("pid %d: host %s %s, want %d in [%d, %d)", p.pid, key, u, p.id, hostIDMin, hostIDMax)
+				}
 			}
 		}
 		if strings.TrimSpace(st["Groups"]) != "" {
-			t.Errorf("pid %d: host supplementary groups %q, want none (host group 0 must not follow)", pid, st["Groups"])
+			t.Errorf("pid %d: host supplementary groups %q, want none (host group 0 must not follow)", p.pid, st["Groups"])
 		}
 	}
 	res := r.finish(t, "go\n")
 	if got := res.stdout; got != "1000\n1000\n1000\n" {
 		t.Errorf("inside: id -u, -g, -G = %q", got)
 	}
-	if res.exit.InitUID != nsinit.UID {
-		t.Errorf("init uid %d, want %d", res.exit.InitUID, nsinit.UID)
+	if res.exit.InitUID != 0 {
+		t.Errorf("init uid %d, want 0", res.exit.InitUID)
 	}
-	var want uint64
-	for _, c := range nsinit.InitCaps() {
-		want |= 1 << c
-	}
-	if res.exit.InitCapEff != want {
+	if want := allCaps(t); res.exit.InitCapEff != want {
 		t.Errorf("init started with CapEff %#x, want %#x", res.exit.InitCapEff, want)
 	}
 }
@@ -249,9 +242,11 @@ except OSError as e:
 	}
 }
 
-// TestConfinement: the command and every thread of the init hold no capability,
-// have no_new_privs and run under the seccomp filter. The init's bounding set is
-// dropped on the thread that started the command (see nsinit's dropCaps).
+// TestConfinement: the command holds no capability, every thread of the init only
+// the four it needs to start and steer commands of another uid (KILL, SETGID,
+// SETUID, SYS_RESOURCE), and all have no_new_privs and run under the seccomp
+// filter. The init's bounding set is dropped on the thread that started the
+// command (see nsinit's dropCaps).
 func TestConfinement(t *testing.T) {
 	got := lines(t, `grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status | tr -s '\t' ' '
 		for s in /proc/1/task/*/status; do
@@ -270,7 +265,7 @@ func TestConfinement(t *testing.T) {
 		"CapBnd: 0000000000000000", "CapAmb: 0000000000000000", "NoNewPrivs: 1", "Seccomp: 2",
 		"1 init CapBnd: 0000000000000000",
 	}
-	for _, f := range []string{"CapAmb: 0000000000000000", "CapEff: 0000000000000000", "CapInh: 0000000000000000", "CapPrm: 0000000000000000", "NoNewPrivs: 1", "Seccomp: 2"} {
+	for _, f := range []string{"CapAmb: 0000000000000000", "CapEff: 00000000010000e0", "CapInh: 0000000000000000", "CapPrm: 00000000010000e0", "NoNewPrivs: 1", "Seccomp: 2"} {
 		want = append(want, threads+" init "+f)
 	}
 	want = append(want, threads)

@@ -391,17 +391,30 @@ func TestPersistentSurvivesThreadExits(t *testing.T) {
 	}
 }
 
-// TestPersistentInitIgnoresSignals: signals sent to the init from inside the
-// sandbox (pid 1 receives only those it handles, and the Go runtime handles them
-// all; a user-sent SIGQUIT or SIGSEGV would make it throw) do not end it, so a
-// command cannot take the environment's other commands down with it.
+// TestPersistentInitIgnoresSignals: signals sent to the init (pid 1 receives from
+// its namespace only those it handles, and the Go runtime handles them all; a
+// user-sent SIGQUIT or SIGSEGV would make it throw) do not end it, so a command
+// cannot take the environment's other commands down with it.
 func TestPersistentInitIgnoresSignals(t *testing.T) {
 	sb := startPersistent(t, Config{})
-	for _, sig := range []string{"HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "SEGV", "USR1", "USR2",
-		"PIPE", "ALRM", "TERM", "STKFLT", "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS"} {
-		n := int(unix.SignalNum("SIG" + sig))
-		out, ex := shIn(t, sb, "kill -"+strconv.Itoa(n)+" 1 && sleep 0.05 && echo sent")
-		if out != "sent\n" || ex.ExitCode != 0 {
+	sigs := []string{"HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "SEGV", "USR1", "USR2",
+		"PIPE", "ALRM", "TERM", "STKFLT", "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS"}
+	var nums []string
+	for _, sig := range append(sigs, "KILL", "STOP") {
+		nums = append(nums, strconv.Itoa(int(unix.SignalNum("SIG"+sig))))
+	}
+	// From inside, the kernel refuses them all: the init has a uid of its own.
+	out, ex := shIn(t, sb, "for s in "+strings.Join(nums, " ")+"; do kill -$s 1 2>/dev/null && echo $s; done; echo done")
+	if out != "done\n" || ex.ExitCode != 0 {
+		t.Errorf("signals a command could send to the init: %q %+v", out, ex)
+	}
+	// Where it shares the commands' uid (an unprivileged agentbox), the signals
+	// reach it and its handlers drop them; the host can send them to show that.
+	for _, sig := range sigs {
+		if err := unix.Kill(sb.Pid(), unix.SignalNum("SIG"+sig)); err != nil {
+			t.Fatal(err)
+		}
+		if out, ex := shIn(t, sb, "echo alive"); out != "alive\n" || ex.ExitCode != 0 {
 			t.Fatalf("after SIG%s to the init: %q %+v", sig, out, ex)
 		}
 	}

@@ -69,6 +69,10 @@ const (
 	cloneNewAny = cloneNewTime | cloneNewNS | cloneNewCgroup | cloneNewUTS |
 		cloneNewIPC | cloneNewUser | cloneNewPID | cloneNewNet
 
+	initPid       = 1 // the sandbox's init, pid 1 of its pid namespace
+	prioUser      = 2 // PRIO_USER
+	ioprioWhoUser = 3 // IOPRIO_WHO_USER (linux/ioprio.h; not in x/sys)
+
 	perLinux     = 0x0000000
 	perLinux32   = 0x0000008
 	perUname26   = 0x0020000

@@ -33,6 +33,7 @@ func TestABIConstants(t *testing.T) {
 		{"IPPROTO_ICMPV6", ipprotoICMPv6, unix.IPPROTO_ICMPV6},
 		{"IPPROTO_MPTCP", ipprotoMPTCP, unix.IPPROTO_MPTCP},
 		{"IPPROTO_SMC", ipprotoSMC, unix.IPPROTO_SMC},
+		{"PRIO_USER", prioUser, unix.PRIO_USER},
 		{"TIOCSTI", tiocsti, unix.TIOCSTI},
 		{"TIOCLINUX", tioclinux, unix.TIOCLINUX},
 		{"TIOCSETD", tiocsetd, unix.TIOCSETD},

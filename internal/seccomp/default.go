@@ -52,6 +52,28 @@ func DefaultPolicy() Policy {
 	add(errEPERM, "copies a file descriptor out of another process (ptrace-level access)",
 		"pidfd_getfd")
 
+	// The init (pid 1) of a sandbox whose user is the init's own (an unprivileged
+	// agentbox maps one id) is the command's to steer: RLIMIT_NOFILE 8 or
+	// RLIMIT_NPROC 0 on it breaks every later exec of an environment, RLIMIT_CPU 0
+	// gets it killed, RLIMIT_AS is inherited by every later command, SCHED_IDLE and
+	// nice 19 starve it. As root the init has a uid of its own and the kernel
+	// refuses all of these anyway. Each call's pid (or process group) argument is
+	// a plain int; 0, the caller itself, stays allowed.
+	for _, name := range []string{"prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"} {
+		r = append(r, Rule{Syscall: name, Arg: argIn(0, initPid), Action: ActionErrno, Errno: errEPERM,
+			Why: "changes the limits or scheduling of pid 1, the sandbox's init, which every later command depends on"})
+	}
+	for _, name := range []string{"setpriority", "ioprio_set"} {
+		r = append(r, Rule{Syscall: name, Arg: argIn(1, initPid), Action: ActionErrno, Errno: errEPERM,
+			Why: "lowers the CPU or I/O priority of pid 1 (or its process group 1), the sandbox's init"})
+	}
+	r = append(r,
+		Rule{Syscall: "setpriority", Arg: argIn(0, prioUser), Action: ActionErrno, Errno: errEPERM,
+			Why: "PRIO_USER lowers the priority of every process of a uid, the init's too where it shares the command's"},
+		Rule{Syscall: "ioprio_set", Arg: argIn(0, ioprioWhoUser), Action: ActionErrno, Errno: errEPERM,
+			Why: "IOPRIO_WHO_USER sets the I/O priority of every process of a uid, the init's too where it shares the command's"},
+	)
+
 	// Kernel attack surface a coding agent does not need.
 	add(errEPERM, "eBPF verifier bugs give kernel read/write (CVE-2021-3490, CVE-2022-23222)", "bpf")
 	add(errEPERM, "large, bug-prone subsystem (CVE-2013-2094 local root) and a side channel on "+

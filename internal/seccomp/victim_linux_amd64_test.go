@@ -64,6 +64,18 @@ var victimCases = []victimCase{
 	{name: "userfaultfd", run: sysClose(unix.SYS_USERFAULTFD, unix.O_CLOEXEC), filtered: "errno:EPERM", unfiltered: "ok"},
 	{name: "io_uring_setup", run: sys(unix.SYS_IO_URING_SETUP, 1, 0), filtered: "errno:EPERM", unfiltered: "errno:EFAULT"},
 	{name: "pidfd_getfd", run: sys(unix.SYS_PIDFD_GETFD, ^uintptr(0), 0, 0), filtered: "errno:EPERM", unfiltered: "errno:EBADF"},
+	// Aimed at pid 1 (the sandbox's init; here the host's, so the controls use
+	// arguments the kernel rejects before changing anything).
+	{name: "prlimit64_read_pid1", run: func() string {
+		var old unix.Rlimit
+		return outcome(unix.Prlimit(1, unix.RLIMIT_NOFILE, nil, &old))
+	}, filtered: "errno:EPERM", unfiltered: "ok"},
+	{name: "sched_setaffinity_pid1", run: sys(unix.SYS_SCHED_SETAFFINITY, 1, 0, 0), filtered: "errno:EPERM", unfiltered: "errno:EINVAL"},
+	{name: "sched_setscheduler_pid1", run: sys(unix.SYS_SCHED_SETSCHEDULER, 1, 0, 0), filtered: "errno:EPERM", unfiltered: "errno:EINVAL"},
+	{name: "sched_setattr_pid1", run: sys(unix.SYS_SCHED_SETATTR, 1, 0, 0), filtered: "errno:EPERM", unfiltered: "errno:EINVAL"},
+	{name: "setpriority_pid1", run: sys(unix.SYS_SETPRIORITY, 99, 1, 0), filtered: "errno:EPERM", unfiltered: "errno:EINVAL"},
+	{name: "setpriority_prio_user", run: sys(unix.SYS_SETPRIORITY, unix.PRIO_USER, 0x7ffffffe, 0), filtered: "errno:EPERM", unfiltered: "errno:ESRCH"},
+	{name: "ioprio_set_pid1", run: sys(unix.SYS_IOPRIO_SET, 99, 1, 0), filtered: "errno:EPERM", unfiltered: "errno:EINVAL"},
 	{name: "syslog_size", run: sys(unix.SYS_SYSLOG, 10, 0, 0), filtered: "errno:EPERM", unfiltered: "ok"},
 	{name: "clock_settime_null", run: sys(unix.SYS_CLOCK_SETTIME, unix.CLOCK_REALTIME, 0), filtered: "errno:EPERM", unfiltered: "errno:EFAULT"},
 	{name: "reboot_bad_magic", run: sys(unix.SYS_REBOOT, 0, 0, 0), filtered: "errno:EPERM", unfiltered: "errno:EINVAL"},

@@ -78,3 +78,10 @@ func bytePtr(s string) unsafe.Pointer {
 	p, _ := unix.BytePtrFromString(s)
 	return unsafe.Pointer(p)
 }
+
+// schedSetschedulerIdle calls sched_setscheduler(pid, SCHED_IDLE, &{0}).
+func schedSetschedulerIdle(pid int) error {
+	var prio int32
+	_, _, e := unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(pid), unix.SCHED_IDLE, uintptr(unsafe.Pointer(&prio)))
+	return errnoOf(e)
+}

@@ -1,9 +1,16 @@
 package nsinit
 
-import "golang.org/x/sys/unix"
+import (
+	"os"
+	"syscall"
 
-// InitCaps are the capabilities the host raises as ambient capabilities for the
-// init, so they survive its execve as uid 1000: mounting, pivot_root, sethostname and
+	"golang.org/x/sys/unix"
+)
+
+// InitCaps are the capabilities the host raises as ambient capabilities for an init
+// that runs as the sandbox user (an unprivileged agentbox maps one id; as root the
+// init is uid 0 of its user namespace and gets all of them at execve), so they
+// survive its execve as uid 1000: mounting, pivot_root, sethostname and
 // the cgroup namespace (SYS_ADMIN), bringing up lo (NET_ADMIN), dropping the bounding
 // set (SETPCAP), and DAC_OVERRIDE, without which the overlay mount fails with EACCES
 // (overlayfs creates its work/work directory with mode 0 and works inside it with the
@@ -27,26 +34,73 @@ func lastCap() int {
 	return c - 1
 }
 
-// dropCaps empties every capability set: the bounding set first (while SETPCAP is
-// still held), then inheritable, permitted and effective on every thread with one
-// capset, which also clears the ambient set (the kernel keeps only ambient bits that
-// stay both permitted and inheritable). It then makes the init non-dumpable, so
-// sandboxed code (same uid) can open neither /proc/1/mem nor /proc/1/exe: the
-// CVE-2019-5736 path to overwriting the agentbox binary.
+// keptCaps are the capabilities an init of its own uid keeps once set up, to start
+// and steer commands of another uid: SETUID and SETGID to give a forked child the
+// sandbox user's ids, SYS_RESOURCE to prlimit a command after its execve, KILL to
+// signal and kill commands. All count only in the sandbox's user namespace (raising
+// a hard limit takes SYS_RESOURCE in the host's), and the init runs nothing but its
+// own code: the commands, of another uid, can neither ptrace it nor read its memory.
+// An init that runs as the sandbox user itself keeps none.
+func keptCaps() uint64 {
+	if os.Getuid() == UID {
+		return 0
+	}
+	return 1<<unix.CAP_KILL | 1<<unix.CAP_SETUID | 1<<unix.CAP_SETGID | 1<<unix.CAP_SYS_RESOURCE
+}
+
+// commandCred is the identity of the commands the init starts: the sandbox user
+// with no supplementary group, or nil when the init already is that user (an
+// unprivileged agentbox maps one id only). An init of another uid is out of the
+// commands' reach: the kernel refuses them prlimit, setpriority, sched_setaffinity,
+// ioprio_set, kill and pidfd_send_signal on it, and its /proc files.
+func commandCred() *syscall.Credential {
+	if os.Getuid() == UID {
+		return nil
+	}
+	return &syscall.Credential{Uid: UID, Gid: GID, Groups: []uint32{}}
+}
+
+// asCommandUser runs fn with the commands' file system identity on this thread, so
+// that the checks the init makes before starting a command (its working directory,
+// its executable) see what the command itself will see. The init holds no
+// capability that overrides file permissions by then.
+func asCommandUser(fn func() error) error {
+	if os.Getuid() == UID {
+		return fn()
+	}
+	if err := unix.Setfsgid(GID); err != nil {
+		return at("setfsgid", err)
+	}
+	if err := unix.Setfsuid(UID); err != nil {
+		return at("setfsuid", err)
+	}
+	defer func() {
+		_ = unix.Setfsuid(os.Getuid())
+		_ = unix.Setfsgid(os.Getgid())
+	}()
+	return fn()
+}
+
+// dropCaps empties the bounding set (while SETPCAP is still held), then sets
+// inheritable, permitted and effective on every thread with one capset to keptCaps,
+// which also clears the ambient set (the kernel keeps only ambient bits that stay
+// both permitted and inheritable). It then makes the init non-dumpable, so sandboxed
+// code can open neither /proc/1/mem nor /proc/1/exe: the CVE-2019-5736 path to
+// overwriting the agentbox binary.
 //
 // The bounding set is dropped on this thread only, the one that starts the command:
 // it takes one prctl per capability, and 41 all-thread calls (each stops the world
 // and signals every thread) measured 6 to 60 ms here, more than everything else in
 // the init together. It changes nothing for the other threads: the bounding set only
 // caps what execve can grant, those threads never call execve, hold no capability
-// and get no_new_privs, and uid 1000 gains none at execve anyway.
+// a command could use and get no_new_privs, and uid 1000 gains none at execve anyway.
 func dropCaps() error {
 	for c := 0; c <= lastCap(); c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
 			return atf(err, "drop bounding capability %d", c)
 		}
 	}
-	if err := capsetZeroAllThreads(); err != nil {
+	if err := capsetAllThreads(keptCaps()); err != nil {
 		return at("capset", err)
 	}
 	return at("prctl PR_SET_DUMPABLE", unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0))

@@ -55,7 +55,8 @@ func abs(p, dir string) string {
 }
 
 // checkExecutable reports ENOENT if p does not exist and EACCES if it is not an
-// executable regular file.
+// executable regular file. AT_EACCESS checks with the file system identity (see
+// asCommandUser), not the init's real uid.
 func checkExecutable(p string) error {
 	var st unix.Stat_t
 	if err := unix.Stat(p, &st); err != nil {
@@ -64,7 +65,23 @@ func checkExecutable(p string) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return unix.EACCES
 	}
-	return unix.Access(p, unix.X_OK)
+	return unix.Faccessat(unix.AT_FDCWD, p, unix.X_OK, unix.AT_EACCESS)
+}
+
+// findCommand checks the working directory dir and resolves argv0 as the command's
+// user would (see asCommandUser): a missing directory fails at stage "chdir", a
+// command that cannot be found or run at stage "exec" with ENOENT or EACCES.
+func findCommand(argv0, dir string, env []string) (path string, err error) {
+	err = asCommandUser(func() error {
+		if fi, err := os.Stat(dir); err != nil {
+			return at("chdir", err)
+		} else if !fi.IsDir() {
+			return at("chdir", unix.ENOTDIR)
+		}
+		path, err = lookPath(argv0, dir, env)
+		return at("exec", err)
+	})
+	return path, err
 }
 
 // envValue returns the last value of key in env, as getenv would see it.
@@ -78,18 +95,13 @@ func envValue(env []string, key string) (string, bool) {
 	return val, found
 }
 
-// startCommand starts the command in its own session with the init's stdio, its
-// working directory and environment, and its limits. A command that cannot be
-// found or run fails at stage "exec" with ENOENT or EACCES.
+// startCommand starts the command as the sandbox user in its own session with the
+// init's stdio, its working directory and environment, and its limits. A command
+// that cannot be found or run fails at stage "exec" with ENOENT or EACCES.
 func startCommand(s *Spec) (int, error) {
-	if fi, err := os.Stat(s.Dir); err != nil {
-		return 0, at("chdir", err)
-	} else if !fi.IsDir() {
-		return 0, at("chdir", unix.ENOTDIR)
-	}
-	path, err := lookPath(s.Argv[0], s.Dir, s.Env)
+	path, err := findCommand(s.Argv[0], s.Dir, s.Env)
 	if err != nil {
-		return 0, at("exec", err)
+		return 0, err
 	}
 	lent, err := setRlimits(s.Rlimits)
 	if err != nil {
@@ -105,7 +117,7 @@ func startCommand(s *Spec) (int, error) {
 		Dir:   s.Dir,
 		Env:   env,
 		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Setsid: true},
+		Sys:   &syscall.SysProcAttr{Setsid: true, Credential: commandCred()},
 	})
 	if err != nil {
 		return 0, at("exec", err)

@@ -59,7 +59,7 @@ func mountDev(shmSize int64) error {
 			return atf(err, "symlink /dev/%s", name)
 		}
 	}
-	if err := mountTmp("/dev/shm", shmSize, unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "1777"); err != nil {
+	if err := mountTmp("/dev/shm", shmSize, unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=1777"); err != nil {
 		return err
 	}
 	return at("make /dev read-only", setattr(dev, unix.MOUNT_ATTR_RDONLY, false))

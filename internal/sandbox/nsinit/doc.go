@@ -5,8 +5,10 @@
 // /etc, a fresh /proc with the runc masks, a minimal /dev, a size-limited /tmp and the
 // /workspace overlay), pivots into it, brings up loopback, drops its capabilities
 // (see dropCaps), sets no_new_privs, installs Landlock and then seccomp, starts the
-// command and stays pid 1 to reap everything, reporting setup failures (with the stage
-// that failed) and the command's exit status on a second pipe.
+// command as the sandbox user (uid 1000; as root the init itself is uid 0 of the
+// user namespace, out of the command's reach) and stays pid 1 to reap everything,
+// reporting setup failures (with the stage that failed) and the command's exit
+// status on a second pipe.
 //
 // A persistent init (Spec.Persistent) starts no command of its own: after the same
 // setup it sends the host a descriptor of its /workspace and serves Requests on a

@@ -1,7 +1,6 @@
 package nsinit
 
 import (
-	"os"
 	"sync"
 	"syscall"
 
@@ -25,9 +24,10 @@ var lendable = map[int]bool{unix.RLIMIT_NOFILE: true, unix.RLIMIT_FSIZE: true, u
 // descriptor above the init's open ones; prlimit alone applies it.
 const minLentNoFile = 64
 
-// startExec starts one command of a persistent sandbox in a session of its own,
-// with fds as its stdin, stdout and stderr. A command that cannot be found or run
-// fails at stage "exec" with ENOENT or EACCES, as in startCommand.
+// startExec starts one command of a persistent sandbox as the sandbox user in a
+// session of its own, with fds as its stdin, stdout and stderr. A command that
+// cannot be found or run fails at stage "exec" with ENOENT or EACCES, as in
+// startCommand.
 //
 // Its rlimits: the init cannot lower its own hard limits for one of the many
 // commands it serves, so the lendable ones are lent (soft) during the fork and
@@ -36,14 +36,9 @@ const minLentNoFile = 64
 // command's execve: until then it runs under the init's (the sandbox Config's)
 // limits. The cgroup's memory and pids limits have no such gap.
 func startExec(r *Request, fds []int) (int, error) {
-	if fi, err := os.Stat(r.Dir); err != nil {
-		return 0, at("chdir", err)
-	} else if !fi.IsDir() {
-		return 0, at("chdir", unix.ENOTDIR)
-	}
-	path, err := lookPath(r.Argv[0], r.Dir, r.Env)
+	path, err := findCommand(r.Argv[0], r.Dir, r.Env)
 	if err != nil {
-		return 0, at("exec", err)
+		return 0, err
 	}
 	env := r.Env
 	if env == nil {
@@ -53,7 +48,7 @@ func startExec(r *Request, fds []int) (int, error) {
 		Dir:   r.Dir,
 		Env:   env,
 		Files: []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])},
-		Sys:   &syscall.SysProcAttr{Setsid: true},
+		Sys:   &syscall.SysProcAttr{Setsid: true, Credential: commandCred()},
 	}
 	pid, err := forkLent(path, r.Argv, attr, r.Rlimits)
 	if err != nil {

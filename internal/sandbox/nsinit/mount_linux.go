@@ -137,13 +137,14 @@ func mountSystem(prefix string) error {
 	return nil
 }
 
-// mountTmp mounts a size-limited tmpfs at the sandbox path name.
-func mountTmp(name string, size int64, flags uintptr, mode string) error {
+// mountTmp mounts a size-limited tmpfs at the sandbox path name; opts are further
+// tmpfs options ("mode=1777").
+func mountTmp(name string, size int64, flags uintptr, opts string) error {
 	dst := base + name
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return atf(err, "mkdir %s", name)
 	}
-	data := fmt.Sprintf("size=%d,mode=%s", size, mode)
+	data := fmt.Sprintf("size=%d,%s", size, opts)
 	return atf(unix.Mount("tmpfs", dst, "tmpfs", flags, data), "mount %s", name)
 }
 
@@ -186,7 +187,7 @@ func buildRoot(s *Spec, st *status) error {
 	if err := mountProc(); err != nil {
 		return err
 	}
-	if err := mountTmp("/tmp", s.TmpSize, unix.MS_NOSUID|unix.MS_NODEV, "1777"); err != nil {
+	if err := mountTmp("/tmp", s.TmpSize, unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 		return err
 	}
 	st.mark("mount-proc-dev-tmp")

@@ -15,7 +15,8 @@ func mountWorkspace(w Workspace) error {
 	}
 	switch w.Mode {
 	case WorkspaceTmpfs, "":
-		return mountTmp("/workspace", w.Size, unix.MS_NOSUID|unix.MS_NODEV, "0755")
+		// The sandbox user's, whoever the init is.
+		return mountTmp("/workspace", w.Size, unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=0755,uid=%d,gid=%d", UID, GID))
 	case WorkspaceBind:
 		if err := attach(w.Lower, dst); err != nil {
 			return at("attach workspace", err)
