@@ -155,7 +155,7 @@ func statusField(path, key string) (string, error) {
 
 // limitsVector reports this process's own limits and scheduling: a command started
 // after an attack on the init shows whether anything of it carried over. With
-// "lower" it first lowers its own limits (NOFILE 16, AS 256 MiB, nice 10) and
+// "lower" it first lowers its own limits (NOFILE 16, AS 8 GiB, nice 10) and
 // leaves a child running with them, which must not reach the next command either.
 //
 //	limits [lower]
@@ -170,7 +170,8 @@ func limitsVector(args []string) {
 	if len(args) > 0 && args[0] == "lower" {
 		err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: 16, Max: 16})
 		if err == nil {
-			err = unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: 256 << 20, Max: 256 << 20})
+			// Not much lower: the Go runtime reserves address space generously.
+			err = unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: 8 << 30, Max: 8 << 30})
 		}
 		if err == nil {
 			err = unix.Setpriority(unix.PRIO_PROCESS, 0, 10)
