@@ -59,6 +59,13 @@ not executed; SGR colours pass, and a colour left on is reset at the end.
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.spec.Argv = args
+			// An explicit 0 lifts a default limit; no flag keeps it.
+			if cmd.Flags().Changed("memory") && l.Memory == 0 {
+				l.Memory = runner.Unlimited
+			}
+			if cmd.Flags().Changed("pids") && l.Pids == 0 {
+				l.Pids = runner.Unlimited
+			}
 			return runMain(cmd.Context(), o)
 		},
 	}
@@ -69,9 +76,9 @@ not executed; SGR colours pass, and a colour left on is reset at the end.
 	f.StringVar(&o.stdin, "stdin", "", "file to feed as standard input, or - for agentbox's own, copied through a pipe (default: /dev/null)")
 	f.StringArrayVar(&o.spec.Env, "env", nil, "KEY=VALUE added to the minimal environment (repeatable)")
 	f.DurationVar(&l.Timeout, "timeout", runner.DefaultTimeout, "wall-clock limit")
-	f.DurationVar(&l.CPUTime, "cpu-time", 0, "CPU time limit per process (0: none)")
-	f.Var(sizeValue{&l.Memory}, "memory", "memory limit, e.g. 512M (0: none)")
-	f.Var(countValue{&l.Pids}, "pids", "process limit (0: none)")
+	f.DurationVar(&l.CPUTime, "cpu-time", 0, "CPU time limit per process (default: --timeout times the number of CPUs)")
+	f.Var(sizeValue{&l.Memory}, "memory", "memory limit, e.g. 512M (namespace isolation: default half the host's memory, at most 4G; 0: none)")
+	f.Var(countValue{&l.Pids}, "pids", "limit on processes and threads (namespace isolation: default 1024; 0: none)")
 	f.Float64Var(&l.CPUs, "cpus", 0, "CPU quota in cores, e.g. 0.5 (namespace isolation; 0: none)")
 	f.Var(sizeValue{&l.OutputLimit}, "output-limit", "bytes of each stream kept in the result, head and tail (default 1M)")
 	f.Var(sizeValue{&l.OutputTotal}, "output-total", "bytes of output over both streams after which the run is killed (default 64M)")

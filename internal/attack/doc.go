@@ -43,6 +43,7 @@
 //	                                                                           --write: no Unix sockets (seccomp) below Landlock ABI 9
 //	18 fork bomb                  TestAbuse_ForkBomb                           pids cgroup, timeout + cgroup kill
 //	18 memory balloon             TestAbuse_MemoryBalloon                      memory cgroup (swap off), OOM reported
+//	18 … with no limit flag       TestAbuse_DefaultLimits                      default pids (1024) and memory (half of RAM, at most 4G) limits
 //	18 tmpfs fill                 TestAbuse_TmpfsFill                          size-limited tmpfs for /tmp and /dev/shm
 //	18 workspace fill             TestAbuse_WorkspaceFill                      upper layer on a host tmpfs of --workspace-size (ENOSPC)
 //	18 fd exhaustion              TestAbuse_FdExhaustion                       RLIMIT_NOFILE (--open-files)

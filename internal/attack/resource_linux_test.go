@@ -309,3 +309,91 @@ func TestAbuse_FileSize(t *testing.T) {
 	r.at.mustFailWith(t, "write past --file-size", []string{"EFBIG"}, "bigfile")
 	fx.verifyHost(r)
 }
+
+// TestAbuse_DefaultLimits (issue 10, item 4): a plain `agentbox run`, with no limit
+// flag at all, must bound a fork bomb and a memory balloon (before, one forked 2,000
+// processes and reached 1.9 GB). The defaults: 1024 tasks (pids cgroup) and half of
+// the host's memory, at most 4 GiB (memory cgroup, swap off). Not parallel: the bomb
+// measures the host's responsiveness and the balloon takes gigabytes.
+func TestAbuse_DefaultLimits(t *testing.T) {
+	t.Run("fork-bomb", func(t *testing.T) {
+		// Processes that keep their count: one fork+exec of /bin/sleep after the
+		// other (a bash bomb's growth depends on the CPU it gets, which a loaded
+		// host does not give), each one task of the pids cgroup.
+		requireSandbox(t)
+		fx := newFixture(t)
+		const pids = 1024
+		var hostMax int
+		r := fx.run(boxOpts{flags: []string{"--timeout", "60s"}, cmd: fx.attack("spawn", "2000", "3000"), during: func() {
+			// The sandbox's processes as the host sees them: every process of its
+			// host uid, counted until the attacker is gone.
+			var uid int
+			for _, p := range procsWithTag(fx.tag) {
+				uid = p.uid
+			}
+			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && len(procsWithTag(fx.tag)) > 0; time.Sleep(50 * time.Millisecond) {
+				n := 0
+				for _, p := range listProcs() {
+					if p.uid == uid && p.state != "Z" {
+						n++
+					}
+				}
+				hostMax = max(hostMax, n)
+			}
+		}})
+		r.at.mustBeDone(t, "spawn")
+		r.at.mustFailWith(t, "fork past the default pids limit", []string{"EAGAIN"}, "spawn")
+		if at, ok := r.at.get(t, "spawned"); ok {
+			// The init's and the attacker's threads count too.
+			if n, err := strconv.Atoi(at.detail); err != nil || n > pids || n < pids-64 {
+				t.Errorf("started %s processes under the default limit of %d tasks", at.detail, pids)
+			}
+		}
+		if hostMax > pids {
+			t.Errorf("ESCAPE the host saw %d processes of the sandbox's uid with the default of %d", hostMax, pids)
+		}
+		if hostMax < pids/2 {
+			t.Errorf("the host saw at most %d processes of the sandbox: the count proves nothing", hostMax)
+		}
+		t.Logf("spawn: at most %d processes of the sandbox's uid on the host", hostMax)
+		fx.verifyHost(r)
+	})
+	t.Run("balloon", func(t *testing.T) {
+		requireSandbox(t)
+		fx := newFixture(t)
+		bound := min(4<<30, hostMemory(t)/2)
+		// Touching gigabytes takes seconds here (16 s for 4 GiB on a loaded 2-CPU
+		// VM): a wall timeout, no limit flag, gives it the time.
+		r := fx.run(boxOpts{flags: []string{"--timeout", "80s"}, cmd: fx.attack("balloon", strconv.FormatInt(bound>>20+1024, 10))})
+		if at, ok := r.at.byName["balloon"]; ok && at.ok {
+			t.Errorf("ESCAPE no default memory limit: %s", at.detail)
+		}
+		if !r.res.OOMKilled || r.res.Limit != "memory" {
+			t.Errorf("oom_killed %v, limit %q; want true, memory", r.res.OOMKilled, r.res.Limit)
+		}
+		if r.res.MemoryPeak > bound+64<<20 || r.res.MemoryPeak < bound/2 {
+			t.Errorf("memory_peak_bytes %d, want about the default of %d", r.res.MemoryPeak, bound)
+		}
+		fx.verifyHost(r)
+	})
+}
+
+// hostMemory is MemTotal from /proc/meminfo, in bytes.
+func hostMemory(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no MemTotal in /proc/meminfo")
+	return 0
+}

@@ -22,7 +22,9 @@ type Config struct {
 	// change while environments use them.
 	Templates map[string]string
 
-	// Defaults fills in the zero fields of CreateOptions.Limits.
+	// Defaults fills in the zero fields of CreateOptions.Limits; where it is zero
+	// too, memory and pids take the sandbox's defaults (sandbox.DefaultMemory,
+	// sandbox.DefaultPids) and CPUs no quota.
 	Defaults Limits
 	// DefaultTTL and DefaultIdle apply when CreateOptions leaves TTL or Idle zero
 	// (zero here: no limit).

@@ -79,8 +79,14 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 	if lim.Memory == 0 {
 		lim.Memory = d.Memory
 	}
+	if lim.Memory == 0 {
+		lim.Memory = sandbox.DefaultMemory()
+	}
 	if lim.Pids == 0 {
 		lim.Pids = d.Pids
+	}
+	if lim.Pids == 0 {
+		lim.Pids = sandbox.DefaultPids
 	}
 	if lim.CPUs == 0 {
 		lim.CPUs = d.CPUs

@@ -95,15 +95,12 @@ func startIn(sb *sandbox.Sandbox) starter {
 
 // rlimits are a command's per-process limits.
 func rlimits(l Limits) sandbox.Rlimits {
-	r := sandbox.Rlimits{
+	sec := l.cpuSeconds()
+	return sandbox.Rlimits{
+		CPU:    sandbox.Rlimit{Soft: sec, Hard: sec + 1},
 		FSize:  sandbox.Rlimit{Soft: uint64(l.FileSize)},
 		NoFile: sandbox.Rlimit{Soft: uint64(l.OpenFiles)},
 	}
-	if l.CPUTime > 0 {
-		sec := uint64((l.CPUTime + time.Second - 1) / time.Second)
-		r.CPU = sandbox.Rlimit{Soft: sec, Hard: sec + 1}
-	}
-	return r
 }
 
 // execStartError maps a sandbox's failure to execute the command to the exit

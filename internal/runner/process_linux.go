@@ -119,12 +119,9 @@ func setRlimits(pid int, l Limits, iso Isolation) error {
 		max  uint64
 		name string
 	}
-	var want []rl
-	if l.CPUTime > 0 {
-		sec := uint64((l.CPUTime + time.Second - 1) / time.Second)
-		// SIGXCPU at the soft limit, SIGKILL one second later.
-		want = append(want, rl{unix.RLIMIT_CPU, sec, sec + 1, "cpu"})
-	}
+	// SIGXCPU at the soft limit, SIGKILL one second later.
+	sec := l.cpuSeconds()
+	want := []rl{{unix.RLIMIT_CPU, sec, sec + 1, "cpu"}}
 	want = append(want,
 		rl{unix.RLIMIT_FSIZE, uint64(l.FileSize), uint64(l.FileSize), "file size"},
 		rl{unix.RLIMIT_NOFILE, uint64(l.OpenFiles), uint64(l.OpenFiles), "open files"},

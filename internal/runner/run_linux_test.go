@@ -3,14 +3,18 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentbox/agentbox/internal/testenv"
 )
 
 func runProc(t *testing.T, spec Spec) *Result {
@@ -328,6 +332,26 @@ func TestWorkspaceAndCwd(t *testing.T) {
 	}
 }
 
+// TestDefaultCPULimit: with no --cpu-time, every process of a run gets an RLIMIT_CPU
+// of the wall timeout on every CPU (SIGKILL one second later), at both levels, so
+// CPU stays bounded even if agentbox's timer never fires.
+func TestDefaultCPULimit(t *testing.T) {
+	testenv.RequireRoot(t)
+	want := fmt.Sprintf("Max cpu time %d %d seconds", 60*runtime.NumCPU(), 60*runtime.NumCPU()+1)
+	for _, iso := range []Isolation{IsolationProcess, IsolationNamespace} {
+		t.Run(string(iso), func(t *testing.T) {
+			res, err := Run(context.Background(), Spec{Argv: []string{"/bin/sh", "-c", "grep '^Max cpu time' /proc/self/limits | tr -s ' '"},
+				Workspace: t.TempDir(), Isolation: iso, Limits: Limits{Timeout: time.Minute}})
+			if err != nil || res.ExitCode != 0 {
+				t.Fatalf("%v %+v", err, res)
+			}
+			if got := strings.TrimSpace(res.Stdout); got != want {
+				t.Errorf("%q, want %q", got, want)
+			}
+		})
+	}
+}
+
 func TestValidate(t *testing.T) {
 	for name, spec := range map[string]Spec{
 		"no argv":           {},
@@ -340,6 +364,9 @@ func TestValidate(t *testing.T) {
 		"negative timeout":  {Argv: []string{"true"}, Limits: Limits{Timeout: -1}},
 		"sub-second cpu":    {Argv: []string{"true"}, Limits: Limits{CPUTime: time.Millisecond}},
 		"tiny memory":       {Argv: []string{"true"}, Limits: Limits{Memory: 1000}},
+		"negative memory":   {Argv: []string{"true"}, Limits: Limits{Memory: -2}},
+		"negative pids":     {Argv: []string{"true"}, Limits: Limits{Pids: -2}},
+		"unlimited files":   {Argv: []string{"true"}, Limits: Limits{OpenFiles: Unlimited}},
 		"too few files":     {Argv: []string{"true"}, Limits: Limits{OpenFiles: 2}},
 		"limit over total":  {Argv: []string{"true"}, Limits: Limits{OutputLimit: 10, OutputTotal: 5}},
 		"bad isolation":     {Argv: []string{"true"}, Isolation: "vm"},

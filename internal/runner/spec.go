@@ -14,8 +14,11 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"runtime"
 	"strings"
 	"time"
+
+	"github.com/agentbox/agentbox/internal/sandbox"
 )
 
 // Isolation names how strongly a command is separated from the host.
@@ -53,13 +56,20 @@ const (
 	DefaultFileSize    = 1 << 30
 )
 
-// Limits bounds one run. A zero field takes the default above or means "no limit" where
-// no default is listed (CPUTime, Memory, Pids, CPUs).
+// Unlimited, as Limits.Memory or Limits.Pids, asks for no limit of that kind (the
+// CLI's --memory 0 and --pids 0).
+const Unlimited = sandbox.Unlimited
+
+// Limits bounds one run. A zero field takes the default above, or where none is
+// listed: CPUTime the wall timeout on every CPU of the host (a bound the kernel holds
+// even if agentbox's timer never fires), Memory and Pids the sandbox's defaults at
+// the namespace level (sandbox.DefaultMemory, sandbox.DefaultPids) and no limit at
+// the process level, CPUs no quota.
 type Limits struct {
 	Timeout     time.Duration // wall clock
 	CPUTime     time.Duration // CPU seconds per process (RLIMIT_CPU); cgroup-wide where present
-	Memory      int64         // bytes: cgroup memory (namespace) or RLIMIT_AS (process)
-	Pids        int64         // processes: cgroup pids (namespace) or RLIMIT_NPROC (process)
+	Memory      int64         // bytes: cgroup memory (namespace) or RLIMIT_AS (process); or Unlimited
+	Pids        int64         // processes: cgroup pids (namespace) or RLIMIT_NPROC (process); or Unlimited
 	CPUs        float64       // CPU quota in cores (namespace only)
 	FileSize    int64         // largest file a process may write (RLIMIT_FSIZE)
 	OpenFiles   int64         // RLIMIT_NOFILE
@@ -176,7 +186,7 @@ func (s *Spec) Validate() error {
 		name string
 		v    int64
 	}{{"memory", l.Memory}, {"pids", l.Pids}, {"file-size", l.FileSize}, {"open-files", l.OpenFiles}, {"output-limit", l.OutputLimit}, {"output-total", l.OutputTotal}} {
-		if n.v < 0 {
+		if n.v < 0 && !(n.v == Unlimited && (n.name == "memory" || n.name == "pids")) {
 			return invalid("--%s %d is negative", n.name, n.v)
 		}
 	}
@@ -209,6 +219,16 @@ func (s *Spec) Validate() error {
 		}
 	}
 	return nil
+}
+
+// cpuSeconds is the run's RLIMIT_CPU soft limit in seconds (see Limits.CPUTime);
+// the hard limit, SIGKILL, is one second more. Call it after withDefaults.
+func (l Limits) cpuSeconds() uint64 {
+	d := l.CPUTime
+	if d == 0 {
+		d = l.Timeout * time.Duration(runtime.NumCPU())
+	}
+	return uint64((d + time.Second - 1) / time.Second)
 }
 
 // withDefaults returns a copy of s with zero limits replaced by the defaults.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/agentbox/agentbox/internal/cgroup"
 )
 
@@ -22,13 +24,14 @@ func cgroupName() (string, error) {
 	return CgroupPrefix + hex.EncodeToString(b[:]), nil
 }
 
-// newCgroup creates the sandbox's own cgroup with cfg's limits. Failing to get one
-// fails the sandbox: without it there is no whole-sandbox kill and no limit.
+// newCgroup creates the sandbox's own cgroup with cfg's limits (filled in: Unlimited
+// is no limit). Failing to get one fails the sandbox: without it there is no
+// whole-sandbox kill and no limit.
 func newCgroup(cfg Config, name string) (*cgroup.Cgroup, error) {
 	cg, err := cgroup.New(cgroup.Options{
 		Name:        name,
-		MemoryBytes: cfg.Memory,
-		Pids:        cfg.Pids,
+		MemoryBytes: max(cfg.Memory, 0),
+		Pids:        max(cfg.Pids, 0),
 		CPUs:        cfg.CPUs,
 	})
 	if err != nil {
@@ -42,6 +45,16 @@ func newCgroup(cfg Config, name string) (*cgroup.Cgroup, error) {
 		return nil, fmt.Errorf("sandbox cgroup: %w", err)
 	}
 	return cg, nil
+}
+
+// DefaultMemory is the memory limit of a sandbox that sets none: half of the host's
+// memory, at most MaxDefaultMemory.
+func DefaultMemory() int64 {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil || si.Totalram == 0 {
+		return MaxDefaultMemory
+	}
+	return min(MaxDefaultMemory, int64(si.Totalram)*int64(max(si.Unit, 1))/2)
 }
 
 // Stats is the sandbox's usage as its cgroup counts it (every process, the init too).

@@ -8,11 +8,19 @@ const (
 	DefaultTmpSize       = 256 << 20
 	DefaultShmSize       = 64 << 20
 	DefaultWorkspaceSize = 1 << 30
+	// DefaultPids bounds the tasks (processes and threads, the init's included)
+	// of a sandbox. The memory default is DefaultMemory.
+	DefaultPids = 1024
+	// MaxDefaultMemory caps DefaultMemory.
+	MaxDefaultMemory = 4 << 30
 )
 
+// Unlimited, as Config.Memory or Config.Pids, asks for no limit of that kind.
+const Unlimited = -1
+
 // Config describes one sandbox. The zero value (plus Argv) runs a command with no host
-// workspace, default tmpfs sizes, no memory or CPU limit and the inherited rlimits
-// (core dumps always off).
+// workspace, default tmpfs sizes, the default memory and pids limits, no CPU quota
+// and the inherited rlimits (core dumps always off).
 type Config struct {
 	// Persistent starts a sandbox that runs no command of its own but serves
 	// Exec until it is destroyed; Argv, Env and Dir must then be empty (each
@@ -47,7 +55,8 @@ type Config struct {
 	ShmSize int64
 
 	// Cgroup limits: memory in bytes (swap off), number of tasks, CPUs (fractional
-	// quota). Zero means no limit of that kind; the cgroup exists regardless.
+	// quota). Zero Memory and Pids take DefaultMemory() and DefaultPids, Unlimited
+	// asks for none; zero CPUs is no quota. The cgroup exists regardless.
 	Memory int64
 	Pids   int64
 	CPUs   float64

@@ -208,6 +208,18 @@ func (c *Config) fill() error {
 	if c.WorkspaceSize <= 0 {
 		c.WorkspaceSize = DefaultWorkspaceSize
 	}
+	for _, l := range []struct {
+		name string
+		v    *int64
+		def  int64
+	}{{"memory", &c.Memory, DefaultMemory()}, {"pids", &c.Pids, DefaultPids}} {
+		switch {
+		case *l.v == 0:
+			*l.v = l.def
+		case *l.v < 0 && *l.v != Unlimited:
+			return fmt.Errorf("sandbox: %s limit %d: give a positive limit, 0 for the default or Unlimited", l.name, *l.v)
+		}
+	}
 	return nil
 }
 

@@ -86,3 +86,6 @@ func (p *Process) Signal(sig syscall.Signal) error { return ErrUnsupported }
 
 // Kill fails with ErrUnsupported.
 func (p *Process) Kill() (Cleanup, error) { return Cleanup{}, ErrUnsupported }
+
+// DefaultMemory returns MaxDefaultMemory: this system runs no sandbox to size.
+func DefaultMemory() int64 { return MaxDefaultMemory }

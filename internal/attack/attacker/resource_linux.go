@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"strconv"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,6 +17,28 @@ func init() {
 	register("fd-exhaust", fdExhaust)
 	register("spin", spin)
 	register("bigfile", bigFile)
+	register("spawn", spawn)
+}
+
+// spawn starts N processes of /bin/sleep as fast as it can (a fork bomb that
+// keeps its count), then waits MS milliseconds so the host can count them.
+//
+//	spawn N MS      Attempts: "spawned" (ok: how many started), "spawn" (fail: the
+//	                errno of the first refused fork; ok: all N started)
+func spawn(args []string) {
+	n, ms := atoiArg(args, 0), atoiArg(args, 1)
+	attr := &syscall.ProcAttr{Env: []string{}}
+	var err error
+	started := 0
+	for ; started < n; started++ {
+		if _, err = syscall.ForkExec("/bin/sleep", []string{"sleep", "3600"}, attr); err != nil {
+			break
+		}
+	}
+	ok("spawned", "%d", started)
+	report("spawn", err, "started %d processes", started)
+	os.Stdout.Sync()
+	time.Sleep(time.Duration(ms) * time.Millisecond)
 }
 
 func atoiArg(args []string, i int) int {
