@@ -27,6 +27,7 @@
 //	5  rename / hardlink          TestEscape_RenameAndHardlinkTricks           mount boundaries (EXDEV), absent host paths, read-only binds
 //	6  /proc pids, environ        TestEscape_ProcHostPidsInvisible             pid namespace + fresh procfs, init not dumpable
 //	6  /proc/sys, kcore, …        TestEscape_ProcSysWritesAndKernelFiles       read-only /proc/sys binds, masks, uid 1000
+//	6  host facts in /proc        TestEscape_ProcHostInformation               masks, generated /proc/stat and boot id, time namespace
 //	6,24 /proc/self/exe           TestEscape_ProcSelfExeOverwrite_CVE_2019_5736 init of another identity, ETXTBSY, read-only mounts
 //	7  leaked descriptors         TestEscape_LeakedFDs_CVE_2024_21626          agentbox closes inherited fds; init's cwd/root inside
 //	8  TIOCSTI / TIOCLINUX        TestEscape_TIOCSTI_CVE_2017_5226             seccomp ioctl rule on the low 32 bits (EPERM)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -260,4 +262,149 @@ func holdsFile(tag, path string) bool {
 		}
 	}
 	return false
+}
+
+// hostInfoFiles are /proc files that tell about the host rather than the sandbox:
+// its kernel command line and configuration, boot id, uptime, CPU, interrupt,
+// disk, swap, memory-zone and pressure counters, keyring users, symbols, modules
+// and hardware maps.
+var hostInfoFiles = []string{"/proc/cmdline", "/proc/sys/kernel/random/boot_id", "/proc/uptime", "/proc/stat",
+	"/proc/config.gz", "/proc/diskstats", "/proc/partitions", "/proc/swaps", "/proc/interrupts", "/proc/softirqs",
+	"/proc/schedstat", "/proc/zoneinfo", "/proc/buddyinfo", "/proc/key-users", "/proc/kallsyms", "/proc/modules",
+	"/proc/iomem", "/proc/ioports", "/proc/pressure/cpu", "/proc/pressure/memory", "/proc/pressure/io",
+	"/proc/irq/default_smp_affinity"}
+
+// hostFacts are what the host knows of itself, read by the test.
+type hostFacts struct {
+	cmdline, bootID string
+	btime           int64
+	uptime          float64
+}
+
+func readHostFacts(t *testing.T) hostFacts {
+	t.Helper()
+	var h hostFacts
+	b, _ := os.ReadFile("/proc/cmdline")
+	h.cmdline = strings.TrimSpace(string(b))
+	b, _ = os.ReadFile("/proc/sys/kernel/random/boot_id")
+	h.bootID = strings.TrimSpace(string(b))
+	b, _ = os.ReadFile("/proc/uptime")
+	fmt.Sscan(string(b), &h.uptime)
+	b, _ = os.ReadFile("/proc/stat")
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			h.btime, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	if h.cmdline == "" || h.bootID == "" || h.btime == 0 {
+		t.Fatalf("the host's own facts are unreadable: %+v", h)
+	}
+	return h
+}
+
+// hostLeaks lists what of h the attacker's reads (fsops read:PATH over
+// hostInfoFiles, then clocks) gave away, for a process that started at most
+// maxUp seconds ago.
+func hostLeaks(h hostFacts, files, clk *attempts, maxUp float64) []string {
+	var leaks []string
+	for i, p := range hostInfoFiles {
+		a, ok := files.byName[fmt.Sprintf("%d:read:%s", i, p)]
+		if !ok || !a.ok {
+			continue // absent or unreadable: nothing told
+		}
+		content := strings.TrimSpace(a.detail)
+		switch p {
+		case "/proc/cmdline":
+			if content != "" {
+				leaks = append(leaks, fmt.Sprintf("%s: %.80q (the host's: %v)", p, content, strings.Contains(content, h.cmdline)))
+			}
+		case "/proc/sys/kernel/random/boot_id":
+			if content == h.bootID {
+				leaks = append(leaks, p+": the host's boot id")
+			}
+		case "/proc/uptime":
+			var up float64
+			if _, err := fmt.Sscan(content, &up); err != nil || up > maxUp {
+				leaks = append(leaks, fmt.Sprintf("%s: up %q, yet the sandbox is at most %.1f s old (the host: %.0f s)", p, content, maxUp, h.uptime))
+			}
+		case "/proc/stat":
+			for line := range strings.Lines(content) {
+				f := strings.Fields(line)
+				switch {
+				case len(f) == 2 && f[0] == "btime":
+					if bt, _ := strconv.ParseInt(f[1], 10, 64); bt-h.btime < 5 && h.btime-bt < 5 {
+						leaks = append(leaks, fmt.Sprintf("%s: btime %s is the host's boot", p, f[1]))
+					}
+				case len(f) > 1 && (strings.HasPrefix(f[0], "cpu") || f[0] == "intr" || f[0] == "ctxt" || f[0] == "processes" || f[0] == "softirq"):
+					if strings.Trim(strings.Join(f[1:], ""), "0") != "" {
+						leaks = append(leaks, fmt.Sprintf("%s: host counters %.80q", p, line))
+					}
+				}
+			}
+		default:
+			if content != "" {
+				leaks = append(leaks, fmt.Sprintf("%s: %.80q", p, content))
+			}
+		}
+	}
+	for _, n := range []string{"boottime", "monotonic", "sysinfo-uptime", "self-start"} {
+		if a, ok := clk.byName[n]; ok && a.ok {
+			if v, _ := strconv.ParseFloat(a.detail, 64); v > maxUp {
+				leaks = append(leaks, fmt.Sprintf("clock %s: %s s, yet the sandbox is at most %.1f s old", n, a.detail, maxUp))
+			}
+		}
+	}
+	return leaks
+}
+
+// TestEscape_ProcHostInformation (ANCHORS vector 6; issue 10, item 5): /proc tells
+// a lot about the host that is none of the sandbox's business: the kernel command
+// line (here: the VM's control ports), its configuration, the boot id, how long the
+// host has been up (also through CLOCK_BOOTTIME, CLOCK_MONOTONIC and sysinfo), and
+// host-wide counters of CPU time, interrupts, context switches, forks, disks, swap
+// and memory pressure. None of it may reach the sandbox. Stopped by masks over the
+// files (/dev/null, empty directories), a generated /proc/stat (one zeroed line per
+// CPU, the sandbox's btime) and boot id, and a time namespace whose clocks start
+// with the sandbox.
+func TestEscape_ProcHostInformation(t *testing.T) {
+	t.Parallel()
+	var reads []string
+	for _, p := range hostInfoFiles {
+		reads = append(reads, "read:"+p)
+	}
+	h := readHostFacts(t)
+	t.Run("control", func(t *testing.T) {
+		requireAttacker(t)
+		fx := newFixture(t)
+		leaks := hostLeaks(h, fx.direct(0, nil, append([]string{"fsops"}, reads...)...), fx.direct(0, nil, "clocks"), 5)
+		for _, want := range []string{"/proc/cmdline", "boot id", "/proc/uptime", "btime", "host counters", "clock boottime", "clock monotonic", "/proc/interrupts"} {
+			if !slices.ContainsFunc(leaks, func(l string) bool { return strings.Contains(l, want) }) {
+				t.Errorf("control: the checks did not see %q on the host; they saw %q", want, leaks)
+			}
+		}
+	})
+	t.Run("sandbox", func(t *testing.T) {
+		requireSandbox(t)
+		fx := newFixture(t)
+		files := fx.run(boxOpts{cmd: fx.attack("fsops", reads...)})
+		files.at.mustBeDone(t, "fsops")
+		clk := fx.run(boxOpts{cmd: fx.attack("clocks")})
+		clk.at.mustBeDone(t, "clocks")
+		maxUp := (files.duration + clk.duration).Seconds() + 1
+		if h.uptime < maxUp+30 {
+			t.Fatalf("the host has been up %.0f s only: too little to tell its uptime from the sandbox's", h.uptime)
+		}
+		for _, l := range hostLeaks(h, files.at, clk.at, maxUp) {
+			t.Errorf("ESCAPE host information: %s", l)
+		}
+		// What programs need is still there: a CPU line per CPU, uptime, btime.
+		if a, ok := files.at.get(t, fmt.Sprintf("%d:read:/proc/stat", slices.Index(hostInfoFiles, "/proc/stat"))); ok {
+			if n := strings.Count(a.detail, "\ncpu"); !a.ok || n != runtime.NumCPU() || !strings.Contains(a.detail, "btime ") {
+				t.Errorf("the sandbox's /proc/stat has %d per-CPU lines (the host %d CPUs): %q", n, runtime.NumCPU(), a.detail)
+			}
+		}
+		files.at.mustSucceed(t, "programs read /proc/uptime", fmt.Sprintf("%d:read:/proc/uptime", slices.Index(hostInfoFiles, "/proc/uptime")))
+		fx.verifyHost(files)
+		fx.verifyHost(clk)
+	})
 }

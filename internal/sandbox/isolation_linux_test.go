@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -317,4 +318,19 @@ func TestStdin(t *testing.T) {
 		t.Errorf("stdout %q", res.stdout)
 	}
 	_ = time.Second
+}
+
+// TestProcView: what programs read of /proc still works with the host's figures
+// masked: the CPU count (glibc without /sys, Python, coreutils), ps and its
+// elapsed times, uptime, and the clocks, which start with the sandbox (time
+// namespace; issue 10: /proc/uptime told the host's).
+func TestProcView(t *testing.T) {
+	got := lines(t, `grep -c '^cpu[0-9]' /proc/stat; nproc; python3 -c 'import os; print(os.cpu_count())'
+		[ $(ps -o etimes= -p $$) -lt 60 ] && echo ps; awk '$1 < 60 { print "uptime" }' /proc/uptime; uptime | grep -o 'up 0 min'
+		test -s /proc/cmdline && echo cmdline; test -s /proc/interrupts && echo interrupts; ls /proc/pressure | wc -l`)
+	n := strconv.Itoa(runtime.NumCPU())
+	want := []string{n, n, n, "ps", "uptime", "up 0 min", "0"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("got %q, want %q (CPU lines, nproc, os.cpu_count, ps etime, uptime, uptime's 'up 0 min', empty pressure dir)", got, want)
+	}
 }

@@ -12,14 +12,15 @@ import (
 // init is uid 0 of its user namespace and gets all of them at execve), so they
 // survive its execve as uid 1000: mounting, pivot_root, sethostname and
 // the cgroup namespace (SYS_ADMIN), bringing up lo (NET_ADMIN), dropping the bounding
-// set (SETPCAP), and DAC_OVERRIDE, without which the overlay mount fails with EACCES
+// set (SETPCAP), setting the offsets of the sandbox's time namespace (SYS_TIME), and
+// DAC_OVERRIDE, without which the overlay mount fails with EACCES
 // (overlayfs creates its work/work directory with mode 0 and works inside it with the
 // mounter's credentials; measured on 6.18). All of them count only in the sandbox's
 // user namespace, so only for files owned by the sandbox's host uid. Without ambient
 // capabilities a non-root execve clears every capability, even in a fresh user
 // namespace.
 func InitCaps() []uintptr {
-	return []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_DAC_OVERRIDE}
+	return []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_SYS_TIME, unix.CAP_DAC_OVERRIDE}
 }
 
 // lastCap finds the highest capability this kernel knows, by asking for bounding set

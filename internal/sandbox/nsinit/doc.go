@@ -1,9 +1,10 @@
 // Package nsinit is the init of a namespace sandbox: the agentbox binary re-executed by
 // package sandbox as "agentbox-init" inside fresh user, pid, mount, network, IPC and
-// UTS namespaces. It reads its whole configuration (a Spec) from one pipe, builds a
-// fresh read-only root on a tmpfs (host /usr, /bin, /lib… bound read-only, a generated
-// /etc, a fresh /proc with the runc masks, a minimal /dev, a size-limited /tmp and the
-// /workspace overlay), pivots into it, brings up loopback, drops its capabilities
+// UTS namespaces. It reads its whole configuration (a Spec) from one pipe, makes a
+// time namespace for the commands, builds a fresh read-only root on a tmpfs (host
+// /usr, /bin, /lib… bound read-only, a generated /etc, a fresh /proc with the host's
+// details masked, a minimal /dev, a size-limited /tmp and the /workspace overlay),
+// pivots into it, brings up loopback, drops its capabilities
 // (see dropCaps), sets no_new_privs, installs Landlock and then seccomp, starts the
 // command as the sandbox user (uid 1000; as root the init itself is uid 0 of the
 // user namespace, out of the command's reach) and stays pid 1 to reap everything,

@@ -149,8 +149,9 @@ func mountTmp(name string, size int64, flags uintptr, opts string) error {
 }
 
 // buildRoot builds the new root under base and pivots into it. The order matters:
-// /dev before /proc (the /proc masks bind /dev/null), staging last.
-func buildRoot(s *Spec, st *status) error {
+// /dev before /proc (the /proc masks bind /dev/null), staging last. btime is the
+// sandbox's boot time (see newTimeNamespace).
+func buildRoot(s *Spec, st *status, btime int64) error {
 	// Nothing we mount may propagate to the host, and nothing the host mounts later
 	// may propagate in.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
@@ -184,7 +185,7 @@ func buildRoot(s *Spec, st *status) error {
 	if err := mountDev(s.ShmSize); err != nil {
 		return err
 	}
-	if err := mountProc(); err != nil {
+	if err := mountProc(btime); err != nil {
 		return err
 	}
 	if err := mountTmp("/tmp", s.TmpSize, unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {

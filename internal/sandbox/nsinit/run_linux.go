@@ -26,8 +26,8 @@ func MaybeRun() {
 	}
 }
 
-// run is the init. Its order is the hardening order: namespaces (made by the host),
-// mounts and pivot_root, hostname and loopback, capabilities dropped, no_new_privs,
+// run is the init. Its order is the hardening order: namespaces (made by the host;
+// the cgroup and time namespaces by the init), mounts and pivot_root, hostname and loopback, capabilities dropped, no_new_privs,
 // Landlock, seccomp, rlimits, exec. Each step reports the stage that failed.
 func run() int {
 	st := &status{f: os.NewFile(FDStatus, "status"), uid: os.Getuid(), capEff: effectiveCaps()}
@@ -95,8 +95,12 @@ func setup(s *Spec, st *status) error {
 	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
 		return at("unshare cgroup namespace", err)
 	}
+	btime, err := newTimeNamespace()
+	if err != nil {
+		return err
+	}
 	ignoreSignals()
-	if err := buildRoot(s, st); err != nil {
+	if err := buildRoot(s, st, btime); err != nil {
 		return err
 	}
 	if err := setHostname(); err != nil {
