@@ -42,6 +42,7 @@
 //	14 mount propagation          TestEscape_MountPropagation                  private mount namespace, detached trees
 //	15 network                    TestEscape_NetworkReachesHost                network namespace (lo only), socket family rule, no CAP_NET_RAW;
 //	                                                                           --write: no Unix sockets (seccomp) below Landlock ABI 9
+//	15 loopback TCP inside        TestEscape_LoopbackTCPStaysInside            network namespace: its own loopback works, the host's is unreachable
 //	18 fork bomb                  TestAbuse_ForkBomb                           pids cgroup, timeout + cgroup kill
 //	18 memory balloon             TestAbuse_MemoryBalloon                      memory cgroup (swap off), OOM reported
 //	18 … with no limit flag       TestAbuse_DefaultLimits                      default pids (1024) and memory (half of RAM, at most 4G) limits

@@ -175,3 +175,63 @@ func TestEscape_NetworkReachesHost(t *testing.T) {
 		})
 	}
 }
+
+// TestEscape_LoopbackTCPStaysInside (ANCHORS vector 15; issue 10, item 6): test
+// suites start servers on 127.0.0.1 and connect to them, which the sandbox refused
+// (Landlock denied every TCP bind and connect). Its network namespace has a
+// loopback of its own, so that is allowed now, and the host's loopback must stay
+// out of reach: a server and its client on 127.0.0.1 and ::1 work inside; connects
+// to the host's loopback listeners fail, and none of them sees a connection; the
+// sandbox can even listen on the host listeners' very ports (a stack of its own).
+// Stopped by the network namespace, not by Landlock, also with --write.
+func TestEscape_LoopbackTCPStaysInside(t *testing.T) {
+	t.Parallel()
+	specs := func(l *listeners) (loop, reach, bind []string) {
+		loop = []string{"tcp-loop:127.0.0.1", "tcp-loop:::1"}
+		for _, a := range l.tcp {
+			if ap := netip.MustParseAddrPort(a); ap.Addr().IsLoopback() {
+				reach = append(reach, "tcp:"+a)
+				bind = append(bind, "tcp-bind:"+a)
+			}
+		}
+		return loop, reach, bind
+	}
+	t.Run("control", func(t *testing.T) {
+		requireAttacker(t)
+		fx := newFixture(t)
+		l := openListeners(t, fx)
+		loop, reach, bind := specs(l)
+		if len(reach) < 2 {
+			t.Fatalf("the host has no loopback listeners for IPv4 and IPv6: %v", l.tcp)
+		}
+		at := fx.direct(0, nil, append(append(append([]string{"net"}, loop...), reach...), bind...)...)
+		at.mustSucceed(t, "control: on the host, the host's loopback is reachable", append(loop, reach...)...)
+		at.mustFailWith(t, "control: the host listeners hold their ports", []string{"EADDRINUSE"}, bind...)
+		if len(l.reached()) == 0 {
+			t.Errorf("control: no listener saw the attacker")
+		}
+	})
+	for _, write := range []bool{false, true} {
+		name := "sandbox-overlay"
+		var flags []string
+		if write {
+			name, flags = "sandbox-write-bind", []string{"--write"}
+		}
+		t.Run(name, func(t *testing.T) {
+			requireSandbox(t)
+			fx := newFixture(t)
+			fx.wsWritable = write
+			l := openListeners(t, fx)
+			loop, reach, bind := specs(l)
+			r := fx.run(boxOpts{flags: flags, cmd: fx.attack("net", append(append(loop, reach...), bind...)...)})
+			r.at.mustBeDone(t, "net")
+			r.at.mustSucceed(t, "a server and its client on the sandbox's own loopback", loop...)
+			r.at.mustFailWith(t, "reach the host's loopback", []string{"ECONNREFUSED"}, reach...)
+			r.at.mustSucceed(t, "the sandbox's loopback is its own: the host's ports are free there", bind...)
+			for _, got := range l.reached() {
+				t.Errorf("ESCAPE network: %s", got)
+			}
+			fx.verifyHost(r)
+		})
+	}
+}

@@ -63,11 +63,6 @@ type Config struct {
 
 	// Rlimits apply to the command from its first instruction.
 	Rlimits Rlimits
-
-	// LoopbackTCP allows TCP bind and connect, for test suites that start a local
-	// server. The network namespace has only lo, so nothing leaves the sandbox
-	// either way; by default Landlock denies every TCP bind and connect.
-	LoopbackTCP bool
 }
 
 // Rlimits are the command's resource limits. A zero Rlimit leaves the limit as the

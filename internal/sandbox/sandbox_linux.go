@@ -124,7 +124,7 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 		TmpSize:    cfg.TmpSize,
 		ShmSize:    cfg.ShmSize,
 		Rlimits:    cfg.Rlimits.spec(),
-		Landlock:   ruleset(&cfg),
+		Landlock:   ruleset(),
 	}
 	program := filter
 	if cfg.WorkspaceWrite {

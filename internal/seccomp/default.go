@@ -139,8 +139,8 @@ func DefaultPolicy() Policy {
 		Rule{
 			Syscall: "socket", Arg: argNotIn(2, 0, ipprotoICMP, ipprotoTCP, ipprotoUDP, ipprotoICMPv6),
 			Action: ActionErrno, Errno: errEPROTONOSUPPORT,
-			Why: "other protocols reach other stacks through AF_INET: MPTCP speaks TCP yet " +
-				"escapes Landlock's TCP rules, IPPROTO_SMC is AF_SMC, SCTP and L2TP load modules",
+			Why: "other protocols reach other stacks through AF_INET: MPTCP is a second, large " +
+				"TCP stack, IPPROTO_SMC is AF_SMC, SCTP and L2TP load modules",
 		},
 		Rule{
 			Syscall: "socketpair", Arg: argNotIn(0, afUnix, afInet, afInet6),

@@ -26,6 +26,10 @@ func init() { register("net", network) }
 //	                    control channel lives there)
 //	abstract:NAME       connect to the abstract Unix socket @NAME
 //	unix:PATH           connect to a Unix socket file
+//	tcp-loop:ADDR       a server and its client: listen on ADDR (127.0.0.1 or ::1)
+//	                    port 0, connect to it, and pass a line through
+//	tcp-bind:ADDR:PORT  bind and listen on that very address: free in a network
+//	                    namespace of its own even where the host listens on it
 func network(args []string) {
 	for _, spec := range args {
 		kind, rest, _ := strings.Cut(spec, ":")
@@ -58,6 +62,11 @@ func network(args []string) {
 			report(name, unixConnect("@"+rest), "connected to @%s", rest)
 		case "unix":
 			report(name, unixConnect(rest), "connected to %s", rest)
+		case "tcp-loop":
+			port, err := tcpLoop(rest)
+			report(name, err, "a line went through %s port %d", rest, port)
+		case "tcp-bind":
+			report(name, tcpBind(rest), "listening on %s", rest)
 		default:
 			usage()
 		}
@@ -157,4 +166,79 @@ func unixConnect(path string) error {
 	}
 	unix.Write(fd, []byte("agentbox-attack unix\n"))
 	return nil
+}
+
+// tcpLoop listens on addr port 0, connects to the listener and passes a line from
+// the client to the server. It returns the port.
+func tcpLoop(addr string) (int, error) {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return 0, err
+	}
+	sa, family, _ := sockaddr(netip.AddrPortFrom(ip, 0).String())
+	ln, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(ln)
+	if err := unix.Bind(ln, sa); err != nil {
+		return 0, err
+	}
+	if err := unix.Listen(ln, 1); err != nil {
+		return 0, err
+	}
+	got, err := unix.Getsockname(ln)
+	if err != nil {
+		return 0, err
+	}
+	port := 0
+	switch a := got.(type) {
+	case *unix.SockaddrInet4:
+		port = a.Port
+	case *unix.SockaddrInet6:
+		port = a.Port
+	}
+	c, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return port, err
+	}
+	defer unix.Close(c)
+	if err := unix.Connect(c, got); err != nil {
+		return port, err
+	}
+	s, _, err := unix.Accept(ln)
+	if err != nil {
+		return port, err
+	}
+	defer unix.Close(s)
+	line := []byte("agentbox-attack loopback\n")
+	if _, err := unix.Write(c, line); err != nil {
+		return port, err
+	}
+	buf := make([]byte, len(line))
+	n, err := unix.Read(s, buf)
+	if err != nil {
+		return port, err
+	}
+	if string(buf[:n]) != string(line) {
+		return port, unix.EPROTO
+	}
+	return port, nil
+}
+
+// tcpBind binds and listens on hostport, then closes.
+func tcpBind(hostport string) error {
+	sa, family, err := sockaddr(hostport)
+	if err != nil {
+		return err
+	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, sa); err != nil {
+		return err
+	}
+	return unix.Listen(fd, 1)
 }
