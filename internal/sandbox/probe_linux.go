@@ -24,6 +24,7 @@ var namespaces = []struct {
 	{"ipc namespace", syscall.CLONE_NEWIPC},
 	{"uts namespace", syscall.CLONE_NEWUTS},
 	{"cgroup namespace", syscall.CLONE_NEWCGROUP},
+	{"time namespace", syscall.CLONE_NEWTIME},
 }
 
 // Probe reports what this host supports, trying each mechanism for real: it clones
