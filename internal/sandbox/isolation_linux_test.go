@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -319,5 +320,34 @@ func TestProcView(t *testing.T) {
 	want := []string{n, n, n, "ps", "uptime", "up 0 min", "0"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("got %q, want %q (CPU lines, nproc, os.cpu_count, ps etime, uptime, uptime's 'up 0 min', empty pressure dir)", got, want)
+	}
+}
+
+// TestCommandInPrivateDirectory: a working directory and a program only their
+// owner may use (mode 0700, the workspace's owner, which is the sandbox user
+// inside) still start, in one-shot and persistent sandboxes: the init, of another
+// uid and without file capabilities, checks them with the command's file system
+// identity.
+func TestCommandInPrivateDirectory(t *testing.T) {
+	ws := t.TempDir()
+	priv := filepath.Join(ws, "priv")
+	if err := os.Mkdir(priv, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(priv, "prog"), []byte("#!/bin/sh\necho ran in $PWD\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(ws, 0o700)
+	r := runIn(t, Config{Argv: []string{"./prog"}, Dir: "/workspace/priv", Workspace: ws, Env: []string{"PATH=/usr/bin:/bin"}})
+	if r.stdout != "ran in /workspace/priv\n" || r.exit.SetupErr != nil {
+		t.Errorf("one-shot: %q %+v", r.stdout, r.exit)
+	}
+	sb := startPersistent(t, Config{Workspace: ws})
+	p, err := sb.Exec(ExecConfig{Argv: []string{"prog"}, Dir: "/workspace/priv", Env: []string{"PATH=/workspace/priv:/usr/bin:/bin"}}, Stdio{})
+	if err != nil {
+		t.Fatalf("persistent: %v", err)
+	}
+	if ex, err := p.Wait(); err != nil || ex.ExitCode != 0 {
+		t.Errorf("persistent: %+v %v", ex, err)
 	}
 }
