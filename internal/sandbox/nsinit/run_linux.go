@@ -7,14 +7,27 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// The init's main goroutine stays on the process's first thread, the thread group
+// leader: the offsets of a time namespace for children are set through
+// /proc/self/timens_offsets, which is the leader's (there is no per-thread file),
+// so the leader must be the thread that unshares the time namespace and forks the
+// commands (see newTimeNamespace). Only an init function can pin it there: main
+// may already run on another thread.
+func init() {
+	if len(os.Args) > 0 && os.Args[0] == Argv0Init {
+		runtime.LockOSThread()
+	}
+}
+
 // MaybeRun runs one of this package's helpers and exits if the process was started as
 // one (os.Args[0] is Argv0Init, Argv0Hold or Argv0ProbeOverlay); otherwise it returns
 // at once. main, and every TestMain whose tests start sandboxes, calls it first.
 func MaybeRun() {
 	switch os.Args[0] {
 	case Argv0Init:
-		// One thread does the per-thread steps (the cgroup namespace) and starts
-		// the command, which inherits that thread's view.
+		// One thread, the leader (locked by init), does the per-thread steps (the
+		// cgroup and time namespaces) and starts the command, which inherits that
+		// thread's view.
 		runtime.LockOSThread()
 		os.Exit(run())
 	case Argv0Hold:
@@ -27,8 +40,9 @@ func MaybeRun() {
 }
 
 // run is the init. Its order is the hardening order: namespaces (made by the host;
-// the cgroup and time namespaces by the init), mounts and pivot_root, hostname and loopback, capabilities dropped, no_new_privs,
-// Landlock, seccomp, rlimits, exec. Each step reports the stage that failed.
+// the cgroup and time namespaces by the init), mounts and pivot_root, hostname and
+// loopback, capabilities dropped, no_new_privs, Landlock, seccomp, rlimits, exec.
+// Each step reports the stage that failed.
 func run() int {
 	st := &status{f: os.NewFile(FDStatus, "status"), uid: os.Getuid(), capEff: effectiveCaps()}
 	st.mark("init-start")

@@ -18,9 +18,15 @@ import (
 // offsets then. It returns the sandbox's boot time in Unix seconds, for the
 // generated /proc/stat.
 //
-// It must run on the thread that starts the commands: a time namespace for
-// children is per thread.
+// It must run on the thread that starts the commands, as a time namespace for
+// children is per thread, and that thread must be the leader: timens_offsets
+// exists for the process (the leader's namespace for children) only. Written from
+// another thread, the offsets would go to the host's time namespace (EPERM, seen
+// now and then before the init pinned its main goroutine; see init).
 func newTimeNamespace() (btime int64, err error) {
+	if tid := unix.Gettid(); tid != os.Getpid() {
+		return 0, at("unshare time namespace", fmt.Errorf("on thread %d, not the leader %d: %w", tid, os.Getpid(), unix.EINVAL))
+	}
 	start, err := startSeconds()
 	if err != nil {
 		return 0, at("read init start time", err)
