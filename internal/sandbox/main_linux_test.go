@@ -114,17 +114,23 @@ func children(pid int) []int {
 	return out
 }
 
-// waitForChild waits until pid has a child and returns it.
+// waitForChild waits until pid has a child that executed its program, and returns it.
 func waitForChild(t *testing.T, pid int) int {
 	t.Helper()
+	comm := func(pid int) string {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		return string(b)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if kids := children(pid); len(kids) > 0 {
+		// A child that still has its parent's name has not reached its execve:
+		// it is a copy of the init, before it took the command's identity.
+		if kids := children(pid); len(kids) > 0 && comm(kids[0]) != comm(pid) {
 			return kids[0]
 		}
 		time.Sleep(time.Millisecond)
 	}
-	t.Fatalf("pid %d has no child after 5s", pid)
+	t.Fatalf("pid %d has no child that executed after 5s", pid)
 	return 0
 }
 
