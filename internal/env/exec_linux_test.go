@@ -13,34 +13,37 @@ import (
 	"github.com/agentbox/agentbox/internal/runner"
 )
 
-// TestConcurrentCommands: commands of one environment run at the same time.
+// TestConcurrentCommands: commands of one environment run at the same time: each
+// waits for all to have started (a barrier in the workspace), which commands run
+// one after another never pass.
 func TestConcurrentCommands(t *testing.T) {
 	m := newManager(t, Config{})
 	id := create(t, m, CreateOptions{}).ID
 	const n = 5
-	start := time.Now()
 	var wg sync.WaitGroup
 	outs := make([]string, n)
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := m.Exec(context.Background(), alice, id, ExecRequest{Argv: []string{"sh", "-c", fmt.Sprintf("sleep 0.5; echo %d > f%d; cat f%d", i, i, i)}})
+			res, err := m.Exec(context.Background(), alice, id, ExecRequest{Argv: []string{"sh", "-c", fmt.Sprintf(barrier, i, n) + fmt.Sprintf("echo %d > f%d; cat f%d", i, i, i)}})
 			if err == nil {
 				outs[i] = res.Stdout
 			}
 		}()
 	}
 	wg.Wait()
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("%d commands of 0.5 s took %v", n, d)
-	}
 	for i, o := range outs {
 		if o != fmt.Sprintf("%d\n", i) {
 			t.Errorf("command %d: %q", i, o)
 		}
 	}
 }
+
+// barrier is a shell prologue (Sprintf with the command's number and the number of
+// commands) that waits until that many commands have reached it, or prints
+// "alone" after 60 s and exits.
+const barrier = `touch started-%d; n=0; while [ $(ls started-* | wc -l) -lt %d ]; do n=$((n+1)); [ $n -gt 6000 ] && { echo alone; exit 1; }; sleep 0.01; done; `
 
 // collect reads events until the channel closes.
 func collect(t *testing.T, ch <-chan Event) []Event {
@@ -210,8 +213,8 @@ func TestOutputArtifacts(t *testing.T) {
 func TestInitDeath(t *testing.T) {
 	m := newManager(t, Config{})
 	id := create(t, m, CreateOptions{}).ID
-	f := footprintOf(m.envs[id])
-	if err := syscall.Kill(m.envs[id].sb.Pid(), syscall.SIGKILL); err != nil {
+	f := footprintOf(envOf(t, m, id))
+	if err := syscall.Kill(envOf(t, m, id).sb.Pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	if !settle(func() bool { info, _ := m.Get(context.Background(), alice, id); return info.State == StateDestroyed }) {

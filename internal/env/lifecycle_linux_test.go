@@ -159,7 +159,7 @@ func TestLifecycle(t *testing.T) {
 	if l, _ := m.List(ctx, alice, map[string]string{"run": "1"}); len(l) != 1 {
 		t.Fatalf("List = %+v", l)
 	}
-	f := footprintOf(m.envs[id])
+	f := footprintOf(envOf(t, m, id))
 	if err := m.Destroy(ctx, alice, id); err != nil {
 		t.Fatal(err)
 	}

@@ -67,15 +67,17 @@ func children() []string {
 	return out
 }
 
-// settle reports whether ok becomes true within two seconds.
+// settle reports whether ok becomes true within a minute: a deadline for a
+// failure to show, generous enough for a loaded machine.
 func settle(ok func() bool) bool {
-	for range 200 {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		if ok() {
 			return true
 		}
-		time.Sleep(10 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return false
+		}
 	}
-	return false
 }
 
 var (
@@ -113,6 +115,19 @@ func newManager(t *testing.T, cfg Config) *Manager {
 		}
 	})
 	return m
+}
+
+// envOf returns the live environment id, read under the Manager's lock (the
+// reaper and teardowns change the map meanwhile), or fails the test.
+func envOf(t *testing.T, m *Manager, id string) *environment {
+	t.Helper()
+	m.mu.Lock()
+	e := m.envs[id]
+	m.mu.Unlock()
+	if e == nil {
+		t.Fatalf("environment %s is not live", id)
+	}
+	return e
 }
 
 // footprint is what an environment holds on the host while it lives.

@@ -282,18 +282,23 @@ func (m *Manager) reaper() {
 		case <-gc.C:
 			_, _ = m.store.gc() // a file that cannot be removed now is tried again next time
 		case now := <-t.C:
-			m.mu.Lock()
-			var due []*environment
-			for _, e := range m.envs {
-				if e.due(now) {
-					due = append(due, e)
-				}
-			}
-			m.mu.Unlock()
-			for _, e := range due {
-				_ = m.destroy(e) // errors are the environment's, nobody to report to
-			}
+			m.reapDue(now)
 		}
+	}
+}
+
+// reapDue destroys the environments due at now (see environment.due).
+func (m *Manager) reapDue(now time.Time) {
+	m.mu.Lock()
+	var due []*environment
+	for _, e := range m.envs {
+		if e.due(now) {
+			due = append(due, e)
+		}
+	}
+	m.mu.Unlock()
+	for _, e := range due {
+		_ = m.destroy(e) // errors are the environment's, nobody to report to
 	}
 }
 

@@ -101,7 +101,7 @@ func TestSymlinkRace(t *testing.T) {
 
 	// Control: following the link naively, as the same user through the same
 	// descriptor, reads the canary.
-	e := m.envs[id]
+	e := envOf(t, m, id)
 	naive := "/proc/self/fd/" + strconv.Itoa(int(e.sb.WorkspaceDir().Fd())) + "/target"
 	leaked := false
 	asUser(e.uid, e.uid, func() error {

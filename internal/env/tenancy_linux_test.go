@@ -13,37 +13,98 @@ import (
 
 // TestExpiry: the reaper destroys an environment past its TTL, and one idle (no
 // API call in progress or made) past its idle timeout; a call in progress, however
-// long, is not idleness. Their owner then hears ErrDestroyed.
+// long, is not idleness. Their owner then hears ErrDestroyed. The test runs the
+// reaper's rounds itself (reapDue) at chosen times, so no deadline depends on how
+// loaded the machine is; TestReaperRuns checks that the reaper runs them.
 func TestExpiry(t *testing.T) {
-	m := newManager(t, Config{ReapInterval: 20 * time.Millisecond})
+	m := newManager(t, Config{ReapInterval: time.Hour})
 	ctx := context.Background()
-	ttl := create(t, m, CreateOptions{TTL: 300 * time.Millisecond})
-	idle := create(t, m, CreateOptions{Idle: 300 * time.Millisecond})
+	ttl := create(t, m, CreateOptions{TTL: time.Hour})
+	idle := create(t, m, CreateOptions{Idle: time.Hour})
 	if ttl.ExpiresAt.IsZero() || !idle.ExpiresAt.IsZero() {
 		t.Fatalf("ExpiresAt: ttl %v idle %v", ttl.ExpiresAt, idle.ExpiresAt)
 	}
-	fTTL, fIdle := footprintOf(m.envs[ttl.ID]), footprintOf(m.envs[idle.ID])
-	// Busy: calls every 100 ms, and one that lasts 600 ms.
-	for range 4 {
-		if _, err := m.Stat(ctx, alice, idle.ID, "."); err != nil {
-			t.Fatalf("idle environment gone while used: %v", err)
+	fTTL, fIdle := footprintOf(envOf(t, m, ttl.ID)), footprintOf(envOf(t, m, idle.ID))
+	info := func(id string) Info {
+		i, err := m.Get(ctx, alice, id)
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(100 * time.Millisecond)
+		return i
 	}
-	if _, err := m.Exec(ctx, alice, idle.ID, ExecRequest{Argv: []string{"sleep", "0.6"}}); err != nil {
-		t.Fatalf("a long call counted as idleness: %v", err)
+
+	// Every call counts as use.
+	before := time.Now()
+	if _, err := m.Stat(ctx, alice, idle.ID, "."); err != nil {
+		t.Fatal(err)
 	}
-	if info, _ := m.Get(ctx, alice, ttl.ID); info.State != StateDestroyed {
-		t.Errorf("past its TTL: %+v", info)
+	if used := info(idle.ID).LastUsed; used.Before(before) {
+		t.Errorf("a call at %v left LastUsed at %v", before, used)
+	}
+	m.reapDue(ttl.ExpiresAt.Add(-time.Minute))
+	if info(ttl.ID).State != StateRunning || info(idle.ID).State != StateRunning {
+		t.Fatal("reaped before the TTL or the idle timeout")
+	}
+
+	// A call in progress, here for ten hours, is not idleness; the TTL still ends
+	// the other environment.
+	callCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Exec(callCtx, alice, idle.ID, ExecRequest{Argv: []string{"sleep", "1000"}})
+		done <- err
+	}()
+	e := envOf(t, m, idle.ID)
+	if !settle(func() bool { e.mu.Lock(); defer e.mu.Unlock(); return e.inflight > 0 }) {
+		t.Fatal("the call never started")
+	}
+	m.reapDue(time.Now().Add(10 * time.Hour))
+	if got := info(idle.ID).State; got != StateRunning {
+		t.Errorf("a long call counted as idleness: %s", got)
+	}
+	if got := info(ttl.ID).State; got != StateDestroyed {
+		t.Errorf("past its TTL: %s", got)
 	}
 	if _, err := m.Exec(ctx, alice, ttl.ID, ExecRequest{Argv: []string{"true"}}); !errors.Is(err, ErrDestroyed) {
 		t.Errorf("Exec past TTL = %v", err)
 	}
-	if !settle(func() bool { info, _ := m.Get(ctx, alice, idle.ID); return info.State == StateDestroyed }) {
-		t.Error("the idle environment was not reaped")
+	cancel()
+	<-done
+
+	// Idle from the end of its last call on.
+	last := info(idle.ID).LastUsed
+	m.reapDue(last.Add(time.Hour - time.Second))
+	if got := info(idle.ID).State; got != StateRunning {
+		t.Errorf("reaped before an hour of idleness: %s", got)
 	}
-	fTTL.check(t)
-	fIdle.check(t)
+	m.reapDue(last.Add(time.Hour + time.Second))
+	if got := info(idle.ID).State; got != StateDestroyed {
+		t.Errorf("idle for an hour: %s", got)
+	}
+	if _, err := m.Stat(ctx, alice, idle.ID, "."); !errors.Is(err, ErrDestroyed) {
+		t.Errorf("Stat when idle = %v", err)
+	}
+	for _, f := range []footprint{fTTL, fIdle} {
+		settle(f.gone)
+		f.check(t)
+	}
+}
+
+// TestReaperRuns: the background reaper destroys an environment once it is due.
+func TestReaperRuns(t *testing.T) {
+	m := newManager(t, Config{ReapInterval: 20 * time.Millisecond})
+	id := create(t, m, CreateOptions{}).ID
+	e := envOf(t, m, id)
+	f := footprintOf(e)
+	e.mu.Lock()
+	e.idle = time.Millisecond // due from now on; made this way so it cannot go before its footprint is taken
+	e.mu.Unlock()
+	if !settle(func() bool { i, _ := m.Get(context.Background(), alice, id); return i.State == StateDestroyed }) {
+		t.Fatal("the reaper did not destroy an idle environment")
+	}
+	settle(f.gone)
+	f.check(t)
 }
 
 // TestTemplateSharing: two environments from one template share its read-only
