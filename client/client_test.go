@@ -37,7 +37,7 @@ func TestNewOptions(t *testing.T) {
 func TestErrors(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer tok" {
-			http.Error(w, "who are you", 401)
+			http.Error(w, "who are you", http.StatusUnauthorized)
 			return
 		}
 		switch r.URL.Path {
@@ -45,7 +45,7 @@ func TestErrors(t *testing.T) {
 			w.WriteHeader(404)
 			w.Write([]byte(`{"error":{"code":"ENOENT","message":"environment \"e1\" not found","retryable":false,"suggested_action":"list"}}`))
 		case "/v1/environments/e2":
-			http.Error(w, "<html>Bad Gateway</html>\nmore", 502)
+			http.Error(w, "<html>Bad Gateway</html>\nmore", http.StatusBadGateway)
 		case "/v1/environments/e3/files/tar":
 			w.Header().Set("Trailer", ErrorTrailer+", "+ErrorStatusTrailer)
 			w.Write([]byte("partial"))

@@ -293,13 +293,6 @@ func (tr *tracker) leaks() []string {
 	return out
 }
 
-// sandboxes is how many sandbox inits (children of the daemon) were seen.
-func (tr *tracker) sandboxes() int {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	return len(tr.inits)
-}
-
 // mustHaveSeen fails unless the tracker saw at least n sandboxes and a cgroup of
 // theirs: otherwise its "nothing leaked" would prove nothing.
 func (tr *tracker) mustHaveSeen(t *testing.T, n int) {

@@ -214,7 +214,7 @@ func (r *Registry) Call(ctx context.Context, c Call, charge func(Cost) error) (o
 		out.Envelope = failure(verr, r.clock())
 		return out
 	}
-	res, err, internal := r.run(ctx, s, args, charge)
+	res, internal, err := r.run(ctx, s, args, charge)
 	if err != nil {
 		te, known := FromErr(err)
 		if !known {
@@ -254,7 +254,7 @@ func costIfRun(s Spec, err error) Cost {
 }
 
 // run does precondition, charge and handler, turning a panic into EINTERNAL.
-func (r *Registry) run(ctx context.Context, s Spec, args json.RawMessage, charge func(Cost) error) (res Result, err error, internal string) {
+func (r *Registry) run(ctx context.Context, s Spec, args json.RawMessage, charge func(Cost) error) (res Result, internal string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = Errorf(EINTERNAL, false, ActStop, "tool %s failed unexpectedly; this is not caused by the arguments", s.Name)
@@ -262,7 +262,7 @@ func (r *Registry) run(ctx context.Context, s Spec, args json.RawMessage, charge
 		}
 	}()
 	if err := ctx.Err(); err != nil {
-		return Result{}, err, ""
+		return Result{}, "", err
 	}
 	if s.Precondition != nil {
 		if err := s.Precondition(ctx, args); err != nil {
@@ -270,20 +270,20 @@ func (r *Registry) run(ctx context.Context, s Spec, args json.RawMessage, charge
 			if !errors.As(err, &te) {
 				err = &Error{Code: EPRECONDITION, Message: err.Error(), SuggestedAction: ActStop, err: err}
 			}
-			return Result{}, err, ""
+			return Result{}, "", err
 		}
 	}
 	if charge != nil && (s.Cost != Cost{}) {
 		if err := charge(s.Cost); err != nil {
-			return Result{}, &Error{Code: EBUDGET, Message: "the session's budget cannot pay for this call: " + err.Error(),
-				SuggestedAction: ActStop, err: err}, ""
+			return Result{}, "", &Error{Code: EBUDGET, Message: "the session's budget cannot pay for this call: " + err.Error(),
+				SuggestedAction: ActStop, err: err}
 		}
 	}
 	res, err = s.Handler(ctx, args)
 	if err != nil {
-		return Result{}, errCharged{err}, ""
+		return Result{}, "", errCharged{err}
 	}
-	return res, nil, ""
+	return res, "", nil
 }
 
 func (r *Registry) names() string {

@@ -11,7 +11,7 @@ import (
 
 // probe is a tool that records which of its checks ran.
 type probe struct {
-	pre, handler, charged int
+	pre, handler int
 	refuse                bool
 	fail                  error
 	panicWith             any

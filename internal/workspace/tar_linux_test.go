@@ -88,7 +88,6 @@ func TestUntarRejects(t *testing.T) {
 		typ  byte
 		body string
 		link string
-		size int64
 	}
 	tests := []struct {
 		name string
