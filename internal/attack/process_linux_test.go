@@ -150,8 +150,8 @@ func TestEscape_SurvivorsAfterSetsidAndDoubleFork(t *testing.T) {
 			if !sawLinger {
 				t.Errorf("the host never saw the lingering process: the test proves nothing")
 			}
-			if r.res.TimedOut || r.duration > 10*time.Second {
-				t.Errorf("the run did not end when the command exited (timed out %v after %v): a survivor held it", r.res.TimedOut, r.duration)
+			if r.res.TimedOut {
+				t.Errorf("the run did not end when the command exited (timed out after %v): a survivor held it", r.duration)
 			}
 			fx.verifyHost(r)
 			uids := r.watch.hostUIDs()

@@ -1,7 +1,6 @@
 package attack
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,8 +18,9 @@ import (
 
 // guard watches a run for a resource attack that the limits failed to hold: it kills
 // every tagged process once more than ceiling exist (so that a broken limit fails the
-// test instead of the machine) and measures how long the host takes to fork and exec
-// /bin/true meanwhile.
+// test instead of the machine) and forks and execs /bin/true meanwhile, counting the
+// forks that fail. How long those take is logged, not asserted: it measures the
+// machine's load, which other test suites share.
 type guard struct {
 	tag     string
 	ceiling int
@@ -58,9 +58,11 @@ func startGuard(tag string, ceiling int) *guard {
 		defer g.wg.Done()
 		for {
 			start := time.Now()
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			err := exec.CommandContext(ctx, "/bin/true").Run()
-			cancel()
+			cmd := exec.Command("/bin/true")
+			err := cmd.Start()
+			if err == nil {
+				cmd.Wait()
+			}
 			g.mu.Lock()
 			g.slowest = max(g.slowest, time.Since(start))
 			if err != nil {
@@ -83,9 +85,10 @@ func (g *guard) stop() { close(g.quit); g.wg.Wait() }
 // (bash retries a failed fork, so the bomb keeps pressing against the limit; dash gives
 // up at the first failure).
 // The limit must hold (never more than 64 of its processes on the host), the host must
-// keep forking normally, and everything must be gone afterwards. Stopped by the pids
-// cgroup and the wall-clock timeout with a cgroup-wide kill. Not parallel: it measures
-// the host's responsiveness.
+// keep forking, and everything must be gone afterwards. Stopped by the pids cgroup and
+// the wall-clock timeout with a cgroup-wide kill (the bomb's own `sleep 30` would end
+// the run without a limit). Not parallel: the host's forks would compete with other
+// tests' processes as well as the bomb.
 func TestAbuse_ForkBomb(t *testing.T) {
 	requireSandbox(t)
 	_, err := os.Stat("/bin/bash")
@@ -107,14 +110,11 @@ func TestAbuse_ForkBomb(t *testing.T) {
 	if r.watch.maxLive < pids/2 {
 		t.Errorf("the bomb never got going (max %d processes seen): the test proves nothing", r.watch.maxLive)
 	}
-	if g.slowest > 2*time.Second || g.forkErrs > 0 {
-		t.Errorf("host unresponsive during the bomb: slowest fork+exec %v, %d failures", g.slowest, g.forkErrs)
+	if g.forkErrs > 0 {
+		t.Errorf("the host could not fork during the bomb: %d failures", g.forkErrs)
 	}
 	if r.res.Limit != "pids" && r.res.Limit != "timeout" {
 		t.Errorf("limit = %q, want pids or timeout", r.res.Limit)
-	}
-	if r.duration > 15*time.Second {
-		t.Errorf("the run took %v with --timeout 4s", r.duration)
 	}
 	t.Logf("bomb: max %d processes seen, slowest host fork+exec %v", r.watch.maxLive, g.slowest)
 	fx.verifyHost(r)
@@ -268,9 +268,6 @@ func TestAbuse_StdoutFlood(t *testing.T) {
 					t.Errorf("--stdout-file holds more than --output-total 1M (%v, %v)", fi, err)
 				}
 			}
-			if r.duration > 10*time.Second {
-				t.Errorf("the flood ran %v", r.duration)
-			}
 			if rss := r.maxRSS; rss > 200<<20 {
 				t.Errorf("agentbox itself grew to %d MiB during the flood", rss>>20)
 			}
@@ -281,7 +278,8 @@ func TestAbuse_StdoutFlood(t *testing.T) {
 }
 
 // TestAbuse_CPUSpin: spinning threads under --cpu-time 1s end with limit cpu after
-// about one CPU-second, long before the wall timeout.
+// about one CPU-second, not with the 30 s wall timeout (however slow a loaded machine
+// makes that CPU-second).
 func TestAbuse_CPUSpin(t *testing.T) {
 	t.Parallel()
 	requireSandbox(t)
@@ -289,9 +287,6 @@ func TestAbuse_CPUSpin(t *testing.T) {
 	r := fx.run(boxOpts{flags: []string{"--cpu-time", "1s", "--timeout", "30s"}, cmd: fx.attack("spin", "2")})
 	if r.res.Limit != "cpu" {
 		t.Errorf("limit = %q, want cpu", r.res.Limit)
-	}
-	if r.duration > 10*time.Second {
-		t.Errorf("a 1 s CPU limit took %v of wall time", r.duration)
 	}
 	if cpu := r.res.CPUUserMS + r.res.CPUSysMS; cpu < 900 || cpu > 5000 {
 		t.Errorf("cpu_user_ms+cpu_sys_ms = %v, want about 1000", cpu)
