@@ -39,7 +39,7 @@
 //	11 high bits in int args      TestEscape_HighBitsIn32BitArguments          seccomp compares the low 32 bits
 //	12 io_uring                   TestEscape_IoUring                           seccomp (EPERM)
 //	13 nested userns, remounts    TestEscape_NestedUserNamespacesAndRemounts   seccomp (unshare, clone flags, clone3, mount API), no caps
-//	14 mount propagation          TestEscape_MountPropagation                  private mount namespace, detached trees
+//	14 mount propagation          TestEscape_MountPropagation                  private mount namespace, private detached trees
 //	15 network                    TestEscape_NetworkReachesHost                network namespace (lo only), socket family rule, no CAP_NET_RAW;
 //	                                                                           --write: no Unix sockets (seccomp) below Landlock ABI 9
 //	15 loopback TCP inside        TestEscape_LoopbackTCPStaysInside            network namespace: its own loopback works, the host's is unreachable

@@ -3,6 +3,7 @@ package attack
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,7 +29,43 @@ var tools struct {
 
 func TestMain(m *testing.M) {
 	nsinit.MaybeRun() // environments (package env) re-execute the test binary as their init
+	if os.Getenv(ownMountsEnv) == "" && os.Geteuid() == 0 {
+		os.Exit(inOwnMountNamespace())
+	}
+	if os.Getenv(ownMountsEnv) != "" {
+		// Shared, as on a systemd host: a sandbox mount that failed to be private
+		// would propagate here, where TestEscape_MountPropagation looks.
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SHARED, ""); err != nil {
+			fmt.Fprintf(os.Stderr, "attack: make / rshared: %v\n", err)
+			os.Exit(1)
+		}
+	}
 	os.Exit(testMain(m))
+}
+
+// ownMountsEnv marks the test binary re-executed in a mount namespace of its own.
+const ownMountsEnv = "AGENTBOX_ATTACK_OWN_MOUNTS"
+
+// inOwnMountNamespace runs the tests again in a new mount namespace, a private copy
+// of the host's, and returns their exit status. The host's mount table changes
+// while they run (other test binaries and agentbox processes mount and unmount);
+// this one changes only by what these tests and the agentbox runs they start do.
+func inOwnMountNamespace() int {
+	cmd := exec.Command(os.Args[0], os.Args[1:]...)
+	cmd.Env = append(os.Environ(), ownMountsEnv+"=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// Go makes / recursively private in the child before exec.
+	cmd.SysProcAttr = &unix.SysProcAttr{Unshareflags: unix.CLONE_NEWNS, Pdeathsig: unix.SIGKILL}
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "attack: re-execute in a mount namespace of its own: %v\n", err)
+		return 1
+	}
+	return 0
 }
 
 func testMain(m *testing.M) int {

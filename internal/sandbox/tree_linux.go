@@ -20,6 +20,7 @@ import (
 // move_mount of a detached tree does. The host opens it, so the sandbox's host uid
 // never needs to traverse the directories above path (t.TempDir() is 0700 root).
 //
+// The tree is private whatever the propagation of the host's mount at path.
 // If idmap is non-nil the tree is idmapped through it: files owned by the workspace's
 // owner appear as the sandbox user, so the sandbox can change them (in the overlay,
 // copies in the upper layer belong to the sandbox's host uid).
@@ -29,6 +30,14 @@ func detachedTree(path string, idmap *os.File) (*os.File, error) {
 		return nil, fmt.Errorf("open_tree: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), "tree")
+	// A clone of a shared mount is a peer of it: made private, mounts the sandbox
+	// makes in the tree (read-only binds over .git) never show on the host, and
+	// mounts the host makes below path never show in the sandbox.
+	attr := unix.MountAttr{Propagation: unix.MS_PRIVATE}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("make private: %w", err)
+	}
 	if idmap != nil {
 		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(idmap.Fd())}
 		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
