@@ -80,7 +80,7 @@ func (d *daemon) start() {
 	go func() { exited <- d.cmd.Wait() }()
 	t.Cleanup(d.stop)
 	c := d.client(e2eToken)
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for c.Health(context.Background()) != nil {
 		select {
 		case err := <-d.exited:
@@ -305,10 +305,10 @@ func (tr *tracker) mustHaveSeen(t *testing.T, n int) {
 	}
 }
 
-// noLeaks polls until nothing the tracker saw remains, or fails after 10 s.
+// noLeaks polls until nothing the tracker saw remains, or fails after a minute.
 func noLeaks(t *testing.T, tr *tracker) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		l := tr.leaks()
 		if len(l) == 0 {
@@ -318,5 +318,17 @@ func noLeaks(t *testing.T, tr *tracker) {
 			t.Fatalf("leaked:\n%s", strings.Join(l, "\n"))
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// eventually polls cond every 10 ms until it holds or d has passed.
+func eventually(d time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
 	}
 }

@@ -24,8 +24,9 @@ import (
 )
 
 // goCacheDir is shared by the package's eval and grade tests: the first warms it
-// (~30 s), the others reuse it, as later runs of a user's agentbox do.
-var goCacheDir = filepath.Join(os.TempDir(), "agentbox-cli-test-gocache-"+strconv.Itoa(os.Getpid()))
+// (~30 s), the others reuse it, as later runs of a user's agentbox do. TestMain
+// puts it in the binary's private TMPDIR.
+var goCacheDir string
 
 func builtinIDs() []string {
 	return []string{"C01", "C02", "C03", "G01", "G02", "G03", "J01", "J02", "calc"}
@@ -275,11 +276,13 @@ func regexpLine(text, pattern string) bool {
 func regexpMatch(pattern, s string) (bool, error) { return regexp.MatchString("^"+pattern, s) }
 
 // noLeftovers checks what the agentbox processes started since then left: no
-// process running the binary (sandbox inits are re-executions of it), no state
-// directory of a local environment manager, no mount below one.
+// process running this binary's agentbox (sandbox inits are re-executions of it),
+// no state directory of a local environment manager or of a sandbox's upper layer
+// in the tests' private TMPDIR, no mount below one. Other agentbox processes on
+// the machine run other binaries and keep their state in other directories.
 func noLeftovers(t *testing.T, since time.Time) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var left []string
 		procs, _ := filepath.Glob("/proc/[0-9]*/exe")
@@ -289,6 +292,8 @@ func noLeftovers(t *testing.T, since time.Time) {
 			}
 		}
 		dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "agentbox-agent-*"))
+		upper, _ := filepath.Glob(filepath.Join(os.TempDir(), "agentbox-state", "sb-*"))
+		dirs = append(dirs, upper...)
 		for _, d := range dirs {
 			if fi, err := os.Stat(d); err == nil && fi.ModTime().After(since) {
 				left = append(left, "state directory "+d)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,13 +14,29 @@ import (
 	"time"
 )
 
-var agentbox string // the binary under test, built once
+var (
+	agentbox string // the binary under test, built once
+	// hostTmp is the TMPDIR the tests were started with; TestMain points TMPDIR
+	// at a private directory for everything else.
+	hostTmp = os.TempDir()
+)
 
+// TestMain builds the binary and gives the tests, and every agentbox they start,
+// a TMPDIR of their own: the state directories agentbox keeps there (those of the
+// in-process environment managers, the sandboxes' upper layers) are then this
+// binary's alone, and the leftover checks look only at what its tests made.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "agentbox-cli-")
 	if err != nil {
 		panic(err)
 	}
+	// Traversable: a sandbox's host uid reaches its upper layer below TMPDIR.
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o711); err != nil || os.Chmod(dir, 0o711) != nil {
+		panic(fmt.Sprint("private TMPDIR: ", err))
+	}
+	os.Setenv("TMPDIR", tmp)
+	goCacheDir = filepath.Join(tmp, "gocache")
 	agentbox = filepath.Join(dir, "agentbox")
 	if out, err := exec.Command("go", "build", "-o", agentbox, ".").CombinedOutput(); err != nil {
 		os.Stderr.Write(out)
@@ -27,7 +44,6 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
-	os.RemoveAll(goCacheDir)
 	os.Exit(code)
 }
 
