@@ -34,6 +34,9 @@ type memService struct {
 	blobs     map[string][]byte
 	execDelay time.Duration // how long a synchronous exec takes
 	lastExec  env.ExecRequest
+	// execHold, if set, holds every synchronous exec until it is closed; each
+	// exec says on execHeld that it is held.
+	execHold, execHeld chan struct{}
 }
 
 type memEnv struct {
@@ -151,6 +154,7 @@ func (m *memService) Exec(ctx context.Context, o env.Owner, id string, r env.Exe
 	_, err := m.env(o, id)
 	d := m.execDelay
 	m.lastExec = r
+	hold, held := m.execHold, m.execHeld
 	m.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -158,6 +162,14 @@ func (m *memService) Exec(ctx context.Context, o env.Owner, id string, r env.Exe
 	if d > 0 {
 		select {
 		case <-time.After(d):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if hold != nil {
+		held <- struct{}{}
+		select {
+		case <-hold:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

@@ -28,7 +28,7 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	mem := newMem()
-	mem.execDelay = 400 * time.Millisecond
+	mem.execHold, mem.execHeld = make(chan struct{}), make(chan struct{}, 1)
 	s, err := New(Options{Config: cfg, Service: mem})
 	if err != nil {
 		t.Fatal(err)
@@ -58,9 +58,9 @@ func TestGracefulShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	streamEnded := make(chan time.Time, 1)
-	go func() { io.Copy(io.Discard, resp.Body); streamEnded <- time.Now() }()
-	// A slow synchronous exec, in flight when shutdown begins.
+	streamEnded := make(chan struct{})
+	go func() { io.Copy(io.Discard, resp.Body); close(streamEnded) }()
+	// A synchronous exec, held in flight until the stream has ended.
 	execDone := make(chan error, 1)
 	go func() {
 		res, err := c.Exec(ctx, e.ID, client.ExecRequest{Argv: []string{"echo", "done"}})
@@ -69,23 +69,33 @@ func TestGracefulShutdown(t *testing.T) {
 		}
 		execDone <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
-	start := time.Now()
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	wait := func(ch <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(time.Minute):
+			t.Fatal(what)
+		}
+	}
+	wait(mem.execHeld, "the exec never reached the service")
+	sctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := s.Shutdown(sctx); err != nil {
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- s.Shutdown(sctx) }()
+	// At once: while a request is still in flight, so Shutdown cannot have
+	// returned yet.
+	wait(streamEnded, "the event stream did not end while a request was in flight")
+	select {
+	case err := <-shutdown:
+		t.Fatalf("shutdown returned before the in-flight exec finished: %v", err)
+	default:
+	}
+	close(mem.execHold)
+	if err := <-shutdown; err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
 	if err := <-execDone; err != nil {
 		t.Fatalf("the in-flight exec did not finish: %v", err)
-	}
-	select {
-	case at := <-streamEnded:
-		if d := at.Sub(start); d > time.Second {
-			t.Fatalf("the event stream ended %v after shutdown began", d)
-		}
-	case <-time.After(time.Second):
-		t.Fatal("the event stream is still open")
 	}
 	if err := <-served; err != nil {
 		t.Fatalf("serve: %v", err)
