@@ -126,7 +126,7 @@ func TestSIGTERMToAgentboxKillsTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	pidFile := filepath.Join(ws, "pids")
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	var pids []int
 	for time.Now().Before(deadline) && len(pids) < 2 {
 		time.Sleep(20 * time.Millisecond)

@@ -135,7 +135,7 @@ func TestEscape_SurvivorsAfterSetsidAndDoubleFork(t *testing.T) {
 			sawLinger := false
 			during := func() {
 				defer stdinW.Close()
-				for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 					for _, p := range procsWithTag(fx.tag) {
 						if strings.Contains(p.cmdline, "linger") {
 							sawLinger = true

@@ -68,7 +68,7 @@ func (fx *fixture) startVictimAsync(uid int) (*victim, error) {
 	})
 	select {
 	case <-ready:
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		return nil, fmt.Errorf("victim (uid %d) did not start", uid)
 	}
 	fx.mu.Lock()

@@ -22,7 +22,7 @@ func TestFrozen(t *testing.T) {
 		}
 		return fi.Size()
 	}
-	if !eventually(5*time.Second, func() bool { return size() > 0 }) {
+	if !eventually(time.Minute, func() bool { return size() > 0 }) {
 		t.Fatal("writer never wrote")
 	}
 	var during [2]int64
@@ -39,7 +39,7 @@ func TestFrozen(t *testing.T) {
 		t.Errorf("the writer moved from %d to %d while frozen", during[0], during[1])
 	}
 	after := size()
-	if !eventually(5*time.Second, func() bool { return size() > after }) {
+	if !eventually(time.Minute, func() bool { return size() > after }) {
 		t.Errorf("the writer did not resume after Frozen (still %d)", after)
 	}
 	// fn's error comes back, and the group is thawed anyway.
@@ -47,7 +47,7 @@ func TestFrozen(t *testing.T) {
 		t.Errorf("Frozen(fn failing) = %v, want fn's error", err)
 	}
 	after = size()
-	if !eventually(5*time.Second, func() bool { return size() > after }) {
+	if !eventually(time.Minute, func() bool { return size() > after }) {
 		t.Errorf("the writer did not resume after a failed fn")
 	}
 }

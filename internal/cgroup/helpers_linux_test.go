@@ -140,7 +140,7 @@ func (c *child) wait() error {
 	return c.err
 }
 
-// readLine returns the child's next line of output, failing the test after 10 s.
+// readLine returns the child's next line of output, failing the test after a minute.
 func (c *child) readLine(t *testing.T) string {
 	t.Helper()
 	type result struct {
@@ -158,8 +158,8 @@ func (c *child) readLine(t *testing.T) string {
 			t.Fatalf("read child output: %v", r.err)
 		}
 		return r.line
-	case <-time.After(10 * time.Second):
-		t.Fatal("no output from child after 10s")
+	case <-time.After(time.Minute):
+		t.Fatal("no output from child after a minute")
 		return ""
 	}
 }

@@ -55,10 +55,6 @@ func runHelper(mode string) {
 			b[i] = 1
 		}
 		fmt.Println("allocated", len(b))
-	case "spin-wall": // spin for AGENTBOX_SPIN of wall time
-		d, _ := time.ParseDuration(os.Getenv("AGENTBOX_SPIN"))
-		for end := time.Now().Add(d); time.Now().Before(end); {
-		}
 	case "spin-cpu": // spin until this process has used AGENTBOX_SPIN of CPU
 		d, _ := time.ParseDuration(os.Getenv("AGENTBOX_SPIN"))
 		for cpuTime() < d {

@@ -123,7 +123,7 @@ func TestV2KillForkBomb(t *testing.T) {
 		}
 	}
 	c.open(t)
-	if !eventually(10*time.Second, func() bool { return mustStats(t, v1).PidsLimitHits > 0 }) {
+	if !eventually(time.Minute, func() bool { return mustStats(t, v1).PidsLimitHits > 0 }) {
 		t.Fatal("bomb never reached the limit")
 	}
 	if err := v2.Kill(); err != nil {

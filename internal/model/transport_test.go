@@ -73,13 +73,10 @@ func TestStreamIdleTimeout(t *testing.T) {
 	defer close(release)
 	var log metaLog
 	c, _ := NewOpenAI(OpenAIConfig{BaseURL: srv.URL, Stream: true, StreamIdleTimeout: 150 * time.Millisecond, Observer: &log})
-	start := time.Now()
+	// The server never sends more nor closes: only the idle timeout ends the call.
 	_, err := c.Complete(context.Background(), simpleRequest("m"))
 	if !errors.Is(err, ErrNetwork) || !errors.Is(err, errStreamIdle) || !Retryable(err) {
 		t.Fatalf("err = %v, want a retryable idle-timeout network error", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("took %v", d)
 	}
 	if m := log.all(); len(m) != 1 || m[0].ErrorClass != "network" {
 		t.Errorf("records %+v", m)

@@ -113,16 +113,13 @@ sleep 300 & echo $! >> pids
 setsid sh -c 'echo $$ >> pids; exec sleep 302' &
 ( setsid sh -c 'trap "" TERM; echo $$ >> pids; while :; do sleep 1; done' & ) &
 sleep 1000`
-	start := time.Now()
 	res := runProc(t, Spec{Argv: sh(script), Workspace: ws, Limits: Limits{Timeout: 700 * time.Millisecond, KillGrace: 300 * time.Millisecond}})
 	if !res.TimedOut || res.Limit != LimitTimeout || res.ExitStatus() != StatusTimeout {
 		t.Fatalf("timed_out %v limit %q status %d", res.TimedOut, res.Limit, res.ExitStatus())
 	}
+	// Had Run waited for them instead, the last (which never ends) would be alive.
 	if alive := pidsAlive(t, pids, 4); len(alive) != 0 {
 		t.Fatalf("processes survived the run: %v", alive)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("took %v", d)
 	}
 }
 

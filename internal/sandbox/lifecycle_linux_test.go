@@ -105,7 +105,7 @@ func TestKill(t *testing.T) {
 // waitOutput waits until the sandbox's stdout starts with want.
 func waitOutput(t *testing.T, r *running, want string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		if strings.HasPrefix(r.stdoutSnapshot(), want) {
 			return

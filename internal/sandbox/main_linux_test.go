@@ -121,7 +121,7 @@ func waitForChild(t *testing.T, pid int) int {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 		return string(b)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		// A child that still has its parent's name has not reached its execve:
 		// it is a copy of the init, before it took the command's identity.

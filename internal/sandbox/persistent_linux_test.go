@@ -261,7 +261,7 @@ func TestPersistentSignal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(syncString(e), "ready") && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -378,11 +378,10 @@ func TestExecTools(t *testing.T) {
 		}
 	})
 	t.Run("timeout", func(t *testing.T) {
-		t0 := time.Now()
 		e := call(t, r, "exec.run", `{"command":"sleep 30","timeout_seconds":0.5}`)
 		wantOK(t, e)
-		if d := field[execOut](t, e); !d.TimedOut || time.Since(t0) > 10*time.Second {
-			t.Fatalf("%+v after %s", d, time.Since(t0))
+		if d := field[execOut](t, e); !d.TimedOut {
+			t.Fatalf("%+v", d)
 		}
 	})
 	t.Run("writes change the version", func(t *testing.T) {
