@@ -32,6 +32,12 @@ func requireCgroups(t *testing.T) Info {
 
 var groupSeq atomic.Int64
 
+// uniqueMarker returns a word for the command line of cg's processes that no
+// process of another test binary on the machine has.
+func uniqueMarker(what string, cg *Cgroup) string {
+	return fmt.Sprintf("agentbox-%s-%d-%s", what, os.Getpid(), cg.Name())
+}
+
 // uniqueName returns a group name no other test of this binary uses.
 func uniqueName(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, groupSeq.Add(1))

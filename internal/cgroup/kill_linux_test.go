@@ -48,7 +48,7 @@ func TestForkBomb(t *testing.T) {
 	for round := range 3 {
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
 			cg := newGroup(t, Options{Pids: limit})
-			marker := "agentbox-bomb-" + cg.Name()
+			marker := uniqueMarker("bomb", cg)
 			c := startIn(t, cg, bombCmd(marker))
 			if !eventually(time.Minute, func() bool { return mustStats(t, cg).PidsLimitHits > 0 }) {
 				t.Fatalf("bomb never reached the limit: %+v", mustStats(t, cg))
@@ -91,7 +91,7 @@ func TestKillPidHopping(t *testing.T) {
 	for round := range 3 {
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
 			cg := newGroup(t, Options{})
-			marker := "agentbox-hop-" + cg.Name()
+			marker := uniqueMarker("hop", cg)
 			c := startIn(t, cg, exec.Command("perl", "-e", "<STDIN>; fork for 1..3; while (1) { exit if fork }", marker))
 			var first []int
 			if !eventually(time.Minute, func() bool { first, _ = cg.tasks(); return len(first) >= 4 }) {

@@ -115,7 +115,7 @@ func TestV2KillForkBomb(t *testing.T) {
 	}
 	v1 := newGroup(t, Options{Pids: 32})
 	v2 := newV2Group(t, Options{})
-	marker := "agentbox-bomb-" + v2.Name()
+	marker := uniqueMarker("bomb", v2)
 	c := prepare(t, bombCmd(marker))
 	for _, cg := range []*Cgroup{v1, v2} {
 		if err := cg.AddProc(c.cmd.Process.Pid); err != nil {

@@ -2,8 +2,10 @@ package runner
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +40,13 @@ func hostProcsWith(marker string) []string {
 	return found
 }
 
+// uniqueSeconds returns a number of seconds for a `sleep` that no other test,
+// nor another run of this one, uses: its command line finds this test's
+// processes among those of other test binaries on the machine.
+func uniqueSeconds() string {
+	return strconv.Itoa(100_000_000 + int(rand.Int32N(900_000_000)))
+}
+
 func TestNamespaceExitShapes(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -66,7 +75,7 @@ func TestNamespaceExitShapes(t *testing.T) {
 // A timeout inside the sandbox takes everything with it: background, double-forked and
 // setsid processes are gone from the host when Run returns.
 func TestNamespaceTimeoutKillsEverything(t *testing.T) {
-	marker := "31415926"
+	marker := uniqueSeconds()
 	script := `sleep ` + marker + ` & (sleep ` + marker + ` &) ; setsid sh -c 'trap "" TERM; exec sleep ` + marker + `' & sleep ` + marker
 	res := runNS(t, Spec{Argv: sh(script), Limits: Limits{Timeout: 500 * time.Millisecond, KillGrace: 200 * time.Millisecond}})
 	if !res.TimedOut || res.Limit != LimitTimeout || res.ExitStatus() != StatusTimeout {
@@ -89,14 +98,15 @@ func TestNamespaceMemoryLimitOOM(t *testing.T) {
 
 // A fork bomb stays inside its pids limit and is gone afterwards.
 func TestNamespaceForkBombContained(t *testing.T) {
+	marker := "agentbox-bomb-" + uniqueSeconds()
 	res := runNS(t, Spec{
-		Argv:   []string{"perl", "-e", "while (1) { fork() }"},
+		Argv:   []string{"perl", "-e", "while (1) { fork() }", marker},
 		Limits: Limits{Pids: 32, Timeout: 2 * time.Second, KillGrace: 100 * time.Millisecond},
 	})
 	if !res.TimedOut {
 		t.Fatalf("the bomb ended before the timeout: %+v", res)
 	}
-	if left := hostProcsWith("while (1) { fork() }"); len(left) > 0 {
+	if left := hostProcsWith(marker); len(left) > 0 {
 		t.Fatalf("bomb processes left: %d", len(left))
 	}
 }
@@ -165,11 +175,12 @@ func TestNamespaceCancellation(t *testing.T) {
 	testenv.RequireRoot(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
-	res, err := Run(ctx, Spec{Argv: sh(`sleep 27182818 & wait`), Isolation: IsolationNamespace})
+	marker := uniqueSeconds()
+	res, err := Run(ctx, Spec{Argv: sh(`sleep ` + marker + ` & wait`), Isolation: IsolationNamespace})
 	if err != nil || !res.Cancelled || res.Survivors != 0 {
 		t.Fatalf("err %v result %+v", err, res)
 	}
-	if left := hostProcsWith("sleep 27182818"); len(left) > 0 {
+	if left := hostProcsWith("sleep " + marker); len(left) > 0 {
 		t.Fatalf("survivors on the host: %v", left)
 	}
 }

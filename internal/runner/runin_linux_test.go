@@ -75,14 +75,14 @@ func TestRunInExitShapes(t *testing.T) {
 // double-forked and setsid processes, and nothing of a command running beside it.
 func TestRunInTimeoutKillsOnlyItsTree(t *testing.T) {
 	sb := environment(t, sandbox.Config{})
-	other := "16180339"
+	other := uniqueSeconds()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *Result, 1)
 	go func() {
 		res, _ := RunIn(ctx, sb, Spec{Argv: sh(`sleep ` + other + ` & wait`)})
 		done <- res
 	}()
-	marker := "31415926"
+	marker := uniqueSeconds()
 	script := `sleep ` + marker + ` & (sleep ` + marker + ` &) ; setsid sh -c 'trap "" TERM; exec sleep ` + marker + `' & sleep ` + marker
 	res := runIn(t, sb, Spec{Argv: sh(script), Limits: Limits{Timeout: 500 * time.Millisecond, KillGrace: 200 * time.Millisecond}})
 	if !res.TimedOut || res.Limit != LimitTimeout || res.ExitStatus() != StatusTimeout {

@@ -12,9 +12,9 @@ import (
 // probe is a tool that records which of its checks ran.
 type probe struct {
 	pre, handler int
-	refuse                bool
-	fail                  error
-	panicWith             any
+	refuse       bool
+	fail         error
+	panicWith    any
 }
 
 func (p *probe) spec() Spec {
