@@ -40,6 +40,7 @@ var nBuiltin = strconv.Itoa(len(builtinIDs()))
 // are written, report.html renders the results table in headless Chromium, a
 // second run with --resume does nothing, and one without it is refused.
 func TestEvalEndToEnd(t *testing.T) {
+	testenv.SkipShort(t, "the whole built-in suite, graded, twice (~90 s)")
 	testenv.RequireRoot(t)
 	testenv.Require(t, reporttest.Available(), "chromium is not installed (apt-get install chromium)")
 	defer noLeftovers(t, time.Now())
@@ -115,6 +116,7 @@ func TestEvalEndToEnd(t *testing.T) {
 // leaving no sandbox process, mount or state directory, records only finished
 // attempts, and --resume completes the run.
 func TestEvalInterruptAndResume(t *testing.T) {
+	testenv.SkipShort(t, "the built-in suite, interrupted and resumed (~20 s)")
 	testenv.RequireRoot(t)
 	defer noLeftovers(t, time.Now())
 	out := filepath.Join(t.TempDir(), "results")
@@ -237,10 +239,13 @@ func TestGradeCLI(t *testing.T) {
 		t.Errorf("grade (text): status %d\n%s\n%s", status, stdout, stderr)
 	}
 
-	stdout, stderr, status = cli(t, "grade", "--oracle", "--go-cache", goCacheDir)
-	if status != 0 || !strings.Contains(stdout, "oracle: "+nBuiltin+"/"+nBuiltin+" tasks ok") {
-		t.Fatalf("grade --oracle: status %d\n%s\n%s", status, stdout, stderr)
-	}
+	t.Run("oracle", func(t *testing.T) {
+		testenv.SkipShort(t, "grades every built-in task's reference, warming a Go build cache (~25 s)")
+		stdout, stderr, status := cli(t, "grade", "--oracle", "--go-cache", goCacheDir)
+		if status != 0 || !strings.Contains(stdout, "oracle: "+nBuiltin+"/"+nBuiltin+" tasks ok") {
+			t.Fatalf("grade --oracle: status %d\n%s\n%s", status, stdout, stderr)
+		}
+	})
 	for _, args := range [][]string{
 		{"grade"},
 		{"grade", "--task", calc.Dir},
@@ -367,6 +372,7 @@ func TestEvalModelPolicy(t *testing.T) {
 // TestEvalKilled kills eval with SIGKILL mid-run (no cleanup runs): the next
 // agentbox command removes what it left, and --resume completes the run.
 func TestEvalKilled(t *testing.T) {
+	testenv.SkipShort(t, "the built-in suite, killed and resumed (~20 s)")
 	testenv.RequireRoot(t)
 	out := filepath.Join(t.TempDir(), "results")
 	cmd := exec.Command(agentbox, "eval", "--out", out, "--go-cache", goCacheDir, "--progress", "lines")

@@ -163,6 +163,7 @@ const inspectorVersion = "0.15.0"
 // TestMCPInspector: a third-party client, the MCP Inspector's CLI from npm, lists
 // and calls agentbox's tools over stdio.
 func TestMCPInspector(t *testing.T) {
+	testenv.SkipShort(t, "runs a Node.js client from npm (~10 s)")
 	_, errNpx := exec.LookPath("npx")
 	_, errNpm := exec.LookPath("npm")
 	testenv.Require(t, errNpx == nil && errNpm == nil, "npx and npm (Node.js) for the MCP Inspector")
@@ -229,6 +230,7 @@ func TestMCPInspector(t *testing.T) {
 // write and read files and destroy it: no error, nothing leaked. Records exec
 // latency (client-side wall time of a synchronous exec of `true`).
 func TestLoad(t *testing.T) {
+	testenv.SkipShort(t, "50 clients with 50 environments (~6 s)")
 	d := startDaemon(t, t.TempDir())
 	tr := d.track()
 	const clients, commands = 50, 10
@@ -320,6 +322,7 @@ func TestLoad(t *testing.T) {
 // on the same state directory: the environments the first left are recovered or
 // reaped, and once the second stops nothing of either remains.
 func TestDaemonKilledMidLoad(t *testing.T) {
+	testenv.SkipShort(t, "a daemon killed under load and restarted (~5 s)")
 	dir := t.TempDir()
 	d := startDaemon(t, dir)
 	tr := d.track()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/env/envtest"
 	"github.com/agentbox/agentbox/internal/task"
+	"github.com/agentbox/agentbox/internal/testenv"
 )
 
 // adversarial is one patch of testdata/adversarial: a known reward hack against
@@ -179,8 +180,17 @@ func TestAdversarial(t *testing.T) {
 			fmt.Fprintln(os.Stderr, "grade: TestAdversarial: "+msg)
 		}
 	})
+	// -short runs the first hack of each task and those refused before anything
+	// runs (tampered), but none of a Go task: those need a warm Go build cache
+	// (~30 s).
+	seen := map[string]bool{}
 	for _, a := range loadAdversarial(t) {
+		short := builtin(t, a.task).Language != task.Go && (a.expect == "tampered" || !seen[a.task])
+		seen[a.task] = true
 		t.Run(a.name, func(t *testing.T) {
+			if !short {
+				testenv.SkipShort(t, "one of the slower cases of its kind")
+			}
 			t.Parallel() // each grade has its own environment
 			tk := builtin(t, a.task)
 			var o Options

@@ -9,12 +9,14 @@ import (
 
 	"github.com/agentbox/agentbox/internal/env/envtest"
 	"github.com/agentbox/agentbox/internal/task"
+	"github.com/agentbox/agentbox/internal/testenv"
 )
 
 // TestWarmGoCache checks the package's cache, warmed from the built-in Go tasks in
 // sandboxes: it holds compiled packages and none of the hidden tests' names, a
 // second warm-up of the same code does nothing, and grading with it is fast.
 func TestWarmGoCache(t *testing.T) {
+	testenv.SkipShort(t, "warms a Go build cache in sandboxes (~30 s from cold)")
 	m := envtest.New(t)
 	start := time.Now()
 	dir := goCache(t)

@@ -29,3 +29,12 @@ func RequireRoot(t testing.TB) {
 	t.Helper()
 	Require(t, os.Geteuid() == 0, "needs root")
 }
+
+// SkipShort skips a slow test under `go test -short`, the fast loop, saying why it
+// is slow; .ci/run runs everything.
+func SkipShort(t testing.TB, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: %s (.ci/run runs it)", why)
+	}
+}
