@@ -8,7 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/internal/cgroup"
 	"github.com/agentbox/agentbox/internal/testenv"
@@ -18,6 +21,24 @@ import (
 // workspace named by its value, prints its init's pid, host uid, cgroup name,
 // reservation and state directory, and then waits to be killed.
 const hostHelperEnv = "AGENTBOX_SANDBOX_TEST_HOST"
+
+// reapHelperEnv makes the test binary run ReapStale in a mount namespace of its
+// own from which it first detaches the tmpfs on the state directory named by its
+// value: an agentbox process whose mount namespace does not show another's tmpfs.
+const reapHelperEnv = "AGENTBOX_SANDBOX_TEST_REAP"
+
+// runReapHelper is called by TestMain when reapHelperEnv is set.
+func runReapHelper() {
+	if err := unix.Unmount(os.Getenv(reapHelperEnv), unix.MNT_DETACH); err != nil {
+		fmt.Println("unmount:", err)
+		os.Exit(1)
+	}
+	if err := ReapStale(); err != nil {
+		fmt.Println("ReapStale:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
 
 // runHostHelper is called by TestMain when hostHelperEnv is set.
 func runHostHelper() {
@@ -101,8 +122,9 @@ func TestReapStale(t *testing.T) {
 	if m := hostMountsUnder(t, dead.state); len(m) != 1 {
 		t.Fatalf("the dead host's state directory %s has mounts %q, want its tmpfs", dead.state, m)
 	}
-	stray := filepath.Join(stateRoot, statePrefix+"stray")
-	other := filepath.Join(stateRoot, "not-a-sandbox")
+	// Named for this process: stateRoot is the host's, other test binaries use it.
+	stray := filepath.Join(stateRoot, statePrefix+"stray-"+strconv.Itoa(os.Getpid()))
+	other := filepath.Join(stateRoot, "not-a-sandbox-"+strconv.Itoa(os.Getpid()))
 	for _, d := range []string{stray, other} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			t.Fatal(err)
@@ -140,6 +162,33 @@ func TestReapStale(t *testing.T) {
 	}
 	if m := hostMountsUnder(t, live.sb.state); len(m) != 1 {
 		t.Errorf("the live sandbox's state %s has mounts %q after ReapStale, want its tmpfs", live.sb.state, m)
+	}
+	if _, err := os.Stat(live.sb.UpperDir()); err != nil {
+		t.Errorf("the live sandbox's upper layer: %v", err)
+	}
+}
+
+// TestReapStaleOtherMountNamespace: an agentbox process in another mount namespace,
+// where a live sandbox's tmpfs is not mounted over its state directory, sees the
+// directory beneath; its ReapStale must still see the sandbox's lock there and
+// leave it alone (it once removed the directory, and with it the live tmpfs).
+func TestReapStaleOtherMountNamespace(t *testing.T) {
+	live := startWith(t, Config{Argv: []string{"/bin/sleep", "60"}, Workspace: workspaceFixture(t)}, false)
+	defer func() {
+		live.sb.Kill()
+		live.finish(t, "")
+	}()
+	if m := hostMountsUnder(t, live.sb.state); len(m) != 1 {
+		t.Fatalf("the live sandbox's state %s has mounts %q, want its tmpfs", live.sb.state, m)
+	}
+	cmd := exec.Command("/proc/self/exe", "-test.run=^$")
+	cmd.Env = append(os.Environ(), reapHelperEnv+"="+live.sb.state)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	if m := hostMountsUnder(t, live.sb.state); len(m) != 1 {
+		t.Errorf("the live sandbox's state %s has mounts %q after ReapStale elsewhere, want its tmpfs", live.sb.state, m)
 	}
 	if _, err := os.Stat(live.sb.UpperDir()); err != nil {
 		t.Errorf("the live sandbox's upper layer: %v", err)

@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(hostHelperEnv) != "" {
 		runHostHelper()
 	}
+	if os.Getenv(reapHelperEnv) != "" {
+		runReapHelper()
+	}
 	// Let the runtime open its poller first: it is not a leak.
 	if r, w, err := os.Pipe(); err == nil {
 		r.Close()

@@ -21,9 +21,9 @@ type Sandbox struct {
 	id           *identity
 	cg           *cgroup.Cgroup
 	cmd          *exec.Cmd
-	state        string   // private directory holding upper/ and work/; "" without overlay
-	stateMounted bool     // state is a tmpfs mounted by Start
-	stateLock    *os.File // holds state's flock while the sandbox lives (see ReapStale)
+	state        string     // private directory holding upper/ and work/; "" without overlay
+	stateMounted bool       // state is a tmpfs mounted by Start
+	stateLocks   []*os.File // hold state's flocks while the sandbox lives (see ReapStale)
 
 	ctlMu sync.Mutex
 	ctl   *os.File // write end of the init's control pipe; nil once closed

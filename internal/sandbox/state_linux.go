@@ -28,7 +28,9 @@ const statePrefix = "sb-"
 
 // Liveness is a flock, not a pid file: the kernel drops it when its holder dies,
 // and a pid can be reused. Each Sandbox holds an exclusive lock on its state
-// directory (on the tmpfs root where there is one) until Destroy has removed it. On
+// directory until Destroy has removed it: where there is a tmpfs, both on the
+// directory beneath it and on its root, since a process in another mount namespace
+// (one that does not show the tmpfs) reaches the first by the same path. On
 // stateRoot itself, creating and removing a state directory take a shared lock and
 // ReapStale an exclusive one, so it never sees a directory between its creation and
 // its owner's lock.
@@ -95,18 +97,18 @@ func (s *Sandbox) makeState(perm os.FileMode) error {
 		return fmt.Errorf("create upper layer: %w", err)
 	}
 	s.state = dir
+	if err := s.lockState(); err != nil {
+		return err
+	}
 	if s.id.root {
 		opts := fmt.Sprintf("size=%d,mode=0700,uid=%d,gid=%d", s.cfg.WorkspaceSize, s.id.uid, s.id.gid)
 		if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 			return fmt.Errorf("mount upper layer tmpfs: %w", err)
 		}
 		s.stateMounted = true
-	}
-	if s.stateLock, err = os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0); err != nil {
-		return fmt.Errorf("create upper layer: %w", err)
-	}
-	if err := flock(s.stateLock, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		return fmt.Errorf("lock upper layer: %w", err)
+		if err := s.lockState(); err != nil {
+			return err
+		}
 	}
 	modes := []struct {
 		path string
@@ -128,7 +130,20 @@ func (s *Sandbox) makeState(perm os.FileMode) error {
 	return nil
 }
 
-// removeState unmounts and removes the state directory, then lets go of its lock.
+// lockState locks what the path of the state directory reaches now.
+func (s *Sandbox) lockState() error {
+	f, err := os.OpenFile(s.state, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("create upper layer: %w", err)
+	}
+	s.stateLocks = append(s.stateLocks, f)
+	if err := flock(f, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return fmt.Errorf("lock upper layer: %w", err)
+	}
+	return nil
+}
+
+// removeState unmounts and removes the state directory, then lets go of its locks.
 // Destroy or a failed Start call it once.
 func (s *Sandbox) removeState() error {
 	if s.state == "" {
@@ -141,10 +156,10 @@ func (s *Sandbox) removeState() error {
 		err = removeStateDir(s.state, s.stateMounted)
 		root.Close()
 	}
-	if s.stateLock != nil {
-		s.stateLock.Close()
-		s.stateLock = nil
+	for _, f := range s.stateLocks {
+		f.Close()
 	}
+	s.stateLocks = nil
 	return err
 }
 
