@@ -144,7 +144,7 @@ func buildTools() {
 // probeSandbox checks that `agentbox run` works at all with namespace isolation, so
 // that a broken build shows up as one clear reason instead of 60 confusing failures.
 func probeSandbox() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, tools.agentbox, "run", "--json", "--isolation", "namespace", "--", "/bin/true")
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}

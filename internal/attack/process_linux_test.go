@@ -144,7 +144,7 @@ func TestEscape_SurvivorsAfterSetsidAndDoubleFork(t *testing.T) {
 					}
 				}
 			}
-			r := fx.run(boxOpts{flags: []string{"--kill-grace", "500ms", "--timeout", "20s", "--stdin", "-"},
+			r := fx.run(boxOpts{flags: []string{"--kill-grace", "500ms", "--timeout", attackTimeout, "--stdin", "-"},
 				cmd: fx.attack("daemonize", fx.tag, mode), stdin: stdinR, during: during})
 			r.at.mustSucceed(t, "the double fork happened", "spawn")
 			if !sawLinger {

@@ -236,7 +236,7 @@ func TestAbuse_StdoutFlood(t *testing.T) {
 		flags     []string
 		wantLimit string
 	}{
-		{"hard-total", []string{"--output-limit", "64K", "--output-total", "1M", "--timeout", "20s"}, "output"},
+		{"hard-total", []string{"--output-limit", "64K", "--output-total", "1M", "--timeout", attackTimeout}, "output"},
 		{"capped-until-timeout", []string{"--output-limit", "64K", "--output-total", "1T", "--timeout", "2s"}, "timeout"},
 	}
 	for _, c := range cases {
@@ -278,13 +278,13 @@ func TestAbuse_StdoutFlood(t *testing.T) {
 }
 
 // TestAbuse_CPUSpin: spinning threads under --cpu-time 1s end with limit cpu after
-// about one CPU-second, not with the 30 s wall timeout (however slow a loaded machine
+// about one CPU-second, not with the wall timeout (however slow a loaded machine
 // makes that CPU-second).
 func TestAbuse_CPUSpin(t *testing.T) {
 	t.Parallel()
 	requireSandbox(t)
 	fx := newFixture(t)
-	r := fx.run(boxOpts{flags: []string{"--cpu-time", "1s", "--timeout", "30s"}, cmd: fx.attack("spin", "2")})
+	r := fx.run(boxOpts{flags: []string{"--cpu-time", "1s", "--timeout", attackTimeout}, cmd: fx.attack("spin", "2")})
 	if r.res.Limit != "cpu" {
 		t.Errorf("limit = %q, want cpu", r.res.Limit)
 	}

@@ -17,6 +17,11 @@ import (
 	"time"
 )
 
+// attackTimeout is the --timeout of runs that are to end some other way: the
+// command's own end or another limit. A run takes a fraction of a second on an
+// idle machine; this is for one loaded by other test suites besides.
+const attackTimeout = "5m"
+
 // boxOpts describes one `agentbox run`.
 type boxOpts struct {
 	flags   []string  // extra flags before "--"
@@ -82,7 +87,7 @@ func (fx *fixture) run(o boxOpts) *boxRun {
 		args = slices.Delete(args, 1, 2)
 	}
 	if !hasFlag(o.flags, "--timeout") {
-		args = append(args, "--timeout", "30s")
+		args = append(args, "--timeout", attackTimeout)
 	}
 	if !hasFlag(o.flags, "--output-limit") {
 		args = append(args, "--output-limit", "4M")
@@ -95,8 +100,8 @@ func (fx *fixture) run(o boxOpts) *boxRun {
 	args = append(args, "--")
 	args = append(args, o.cmd...)
 
-	// agentbox must end the run itself: by its --timeout, plus time to clean up.
-	wait := 90 * time.Second
+	// agentbox must end the run itself: by its --timeout, plus time to clean up (10 minutes past the default attackTimeout).
+	wait := 10 * time.Minute
 	if i := slices.Index(o.flags, "--timeout"); i >= 0 && i+1 < len(o.flags) {
 		if d, err := time.ParseDuration(o.flags[i+1]); err == nil {
 			wait = max(wait, d+60*time.Second)
@@ -331,7 +336,7 @@ func (fx *fixture) direct(uid int, extra []*os.File, args ...string) *attempts {
 	if fx.before == nil {
 		fx.snapshot()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(fx.ws, "attacker"), append([]string{"--tag=" + fx.tag}, args...)...)
 	cmd.Dir = fx.ws
