@@ -12,5 +12,5 @@ import (
 // run if the tests leave goroutines, child processes or file descriptors behind.
 func TestMain(m *testing.M) {
 	nsinit.MaybeRun() // the test binary doubles as the sandbox init
-	testenv.Main(m, 5*time.Second)
+	testenv.Main(m, 30*time.Second)
 }

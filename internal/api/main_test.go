@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 	snap := testenv.Take()
 	code := m.Run()
 	http.DefaultClient.CloseIdleConnections()
-	if err := snap.Check(5 * time.Second); err != nil && code == 0 {
+	if err := snap.Check(30 * time.Second); err != nil && code == 0 {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1
 	}

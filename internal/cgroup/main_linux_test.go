@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 	}
 	base := testenv.Take()
 	code := m.Run()
-	leakErr := base.Check(2 * time.Second)
+	leakErr := base.Check(30 * time.Second)
 	// Remove the test groups whatever happened, so a failed run leaves nothing.
 	left, groupErr := removeTestGroups()
 	if len(left) > 0 {

@@ -12,5 +12,5 @@ import (
 // fails the run if the tests leave goroutines, processes or descriptors behind.
 func TestMain(m *testing.M) {
 	nsinit.MaybeRun()
-	testenv.Main(m, 5*time.Second)
+	testenv.Main(m, 30*time.Second)
 }

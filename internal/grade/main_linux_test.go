@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	if code == 0 {
-		if err := base.Check(2 * time.Second); err != nil {
+		if err := base.Check(30 * time.Second); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			code = 1
 		}

@@ -14,5 +14,5 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(victimEnv); spec != "" {
 		os.Exit(runVictim(spec))
 	}
-	testenv.Main(m, 2*time.Second)
+	testenv.Main(m, 30*time.Second)
 }

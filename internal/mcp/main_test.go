@@ -9,5 +9,5 @@ import (
 
 // TestMain fails the package if sessions leave goroutines or descriptors behind.
 func TestMain(m *testing.M) {
-	testenv.Main(m, 5*time.Second)
+	testenv.Main(m, 30*time.Second)
 }

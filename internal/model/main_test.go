@@ -10,5 +10,5 @@ import (
 // TestMain fails the run if tests leave goroutines behind (a stream reader or an
 // idle timer that outlives its call), descriptors or child processes.
 func TestMain(m *testing.M) {
-	testenv.Main(m, 5*time.Second)
+	testenv.Main(m, 30*time.Second)
 }

@@ -13,5 +13,5 @@ import (
 func TestMain(m *testing.M) {
 	nsinit.MaybeRun() // the test binary doubles as the sandbox init
 	openStdin(nil)    // the shared /dev/null stays open for the life of the process
-	testenv.Main(m, 2*time.Second)
+	testenv.Main(m, 30*time.Second)
 }

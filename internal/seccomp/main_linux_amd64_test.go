@@ -15,5 +15,5 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(victimEnv); name != "" {
 		os.Exit(victimMain(name, os.Getenv(victimFilterEnv) == "1"))
 	}
-	testenv.Main(m, 2*time.Second)
+	testenv.Main(m, 30*time.Second)
 }

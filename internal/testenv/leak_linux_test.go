@@ -42,7 +42,7 @@ func TestCheckFindsLeaks(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "child processes") {
 		t.Fatalf("child not reported: %v", err)
 	}
-	if err := base.Check(time.Second); err != nil {
+	if err := base.Check(30 * time.Second); err != nil {
 		t.Fatalf("after cleanup: %v", err)
 	}
 }

@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	// The fuzzing engine keeps goroutines and descriptors of its own.
 	if f := flag.Lookup("test.fuzz"); code == 0 && (f == nil || f.Value.String() == "") {
-		deadline := time.Now().Add(2 * time.Second)
+		deadline := time.Now().Add(30 * time.Second)
 		for (countFDs() > fds || runtime.NumGoroutine() > gs) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}

@@ -10,5 +10,5 @@ import (
 // TestMain fails the run if the tests leave goroutines, child processes (a
 // browser) or file descriptors behind.
 func TestMain(m *testing.M) {
-	testenv.Main(m, 5*time.Second)
+	testenv.Main(m, 30*time.Second)
 }
