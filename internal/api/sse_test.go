@@ -142,29 +142,34 @@ func TestEventsLastEventID(t *testing.T) {
 		{"past the end", "?after=6", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// A stream that replays the exit event ends after it; one past the end
-			// follows the process and is cut 300 ms after its headers: a late event
-			// could only make the test pass wrongly, never fail wrongly.
+			// A stream that replays the exit event ends after it.
 			ctx, cancel := context.WithTimeout(ctx, time.Minute)
 			defer cancel()
-			req, _ := http.NewRequestWithContext(ctx, "GET", h.ts.URL+path+tc.query, nil)
-			req.Header.Set("Authorization", "Bearer "+tokA)
-			for i := 0; i+1 < len(tc.hdr); i += 2 {
-				req.Header.Set(tc.hdr[i], tc.hdr[i+1])
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
-				t.Fatalf("status %d %v", resp.StatusCode, resp.Header)
-			}
-			if tc.ids == nil {
+			var body string
+			if tc.ids != nil {
+				var st int
+				var hdr http.Header
+				st, hdr, body = h.doCtx(ctx, "GET", path+tc.query, tokA, tc.hdr...)
+				if st != 200 || hdr.Get("Content-Type") != "text/event-stream" {
+					t.Fatalf("status %d %v", st, hdr)
+				}
+			} else {
+				// Past the end it follows the process: cut 300 ms after its
+				// headers (a late event could only make the test pass wrongly).
+				req, _ := http.NewRequestWithContext(ctx, "GET", h.ts.URL+path+tc.query, nil)
+				req.Header.Set("Authorization", "Bearer "+tokA)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+					t.Fatalf("status %d %v", resp.StatusCode, resp.Header)
+				}
 				time.AfterFunc(300*time.Millisecond, cancel)
+				b, _ := io.ReadAll(resp.Body)
+				body = string(b)
 			}
-			b, _ := io.ReadAll(resp.Body)
-			body := string(b)
 			var ids []string
 			for _, line := range strings.Split(body, "\n") {
 				if id, ok := strings.CutPrefix(line, "id: "); ok {
