@@ -122,9 +122,8 @@ func TestReapStale(t *testing.T) {
 	if m := hostMountsUnder(t, dead.state); len(m) != 1 {
 		t.Fatalf("the dead host's state directory %s has mounts %q, want its tmpfs", dead.state, m)
 	}
-	// Named for this process: stateRoot is the host's, other test binaries use it.
-	stray := filepath.Join(stateRoot, statePrefix+"stray-"+strconv.Itoa(os.Getpid()))
-	other := filepath.Join(stateRoot, "not-a-sandbox-"+strconv.Itoa(os.Getpid()))
+	stray := filepath.Join(stateRoot, statePrefix+"stray")
+	other := filepath.Join(stateRoot, "not-a-sandbox")
 	for _, d := range []string{stray, other} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -20,6 +21,21 @@ import (
 
 func TestMain(m *testing.M) {
 	nsinit.MaybeRun()
+	// The test binary, and the helpers it starts (they inherit TMPDIR), keep
+	// their upper layers in a state root of their own: agentbox processes on the
+	// machine run ReapStale on the host's, and would reap what a killed helper
+	// left before TestReapStale looks at it.
+	if os.Getenv(ownStateEnv) == "" {
+		dir, err := os.MkdirTemp("", "agentbox-sandbox-test-")
+		if err != nil || os.Chmod(dir, 0o711) != nil { // traversable, as TMPDIR is
+			fmt.Fprintln(os.Stderr, "private TMPDIR:", err)
+			os.Exit(1)
+		}
+		os.Setenv("TMPDIR", dir)
+		os.Setenv(ownStateEnv, "1")
+		ownTmp = dir
+	}
+	stateRoot = filepath.Join(os.TempDir(), "agentbox-state")
 	if os.Getenv(hostHelperEnv) != "" {
 		runHostHelper()
 	}
@@ -55,8 +71,17 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "leaked file descriptors: %d before, %d after\n", before, after)
 		code = 1
 	}
+	if ownTmp != "" {
+		os.RemoveAll(ownTmp)
+	}
 	os.Exit(code)
 }
+
+// ownStateEnv marks a process whose TMPDIR TestMain has made private.
+const ownStateEnv = "AGENTBOX_SANDBOX_TEST_OWN_TMPDIR"
+
+// ownTmp is the private TMPDIR this process made, removed at the end.
+var ownTmp string
 
 // footprint lists what a sandbox leaves on the host while it exists: its cgroup's
 // directories, its host uid reservation and its upper layer.
