@@ -93,7 +93,8 @@ func TestCPUQuota(t *testing.T) {
 	used := s.CPUUser + s.CPUSystem
 	ratio := used.Seconds() / wall.Seconds()
 	t.Logf("cpu %v over %v wall: %.3f CPUs", used, wall, ratio)
-	if used < 300*time.Millisecond {
+	// The child's count includes its start-up, before it joined the group.
+	if used < 250*time.Millisecond {
 		t.Fatalf("the group used %v of CPU, the child 300ms: the stats miss it", used)
 	}
 	if ratio >= 0.5 {
