@@ -43,6 +43,7 @@ func TestEvalEndToEnd(t *testing.T) {
 	testenv.SkipShort(t, "the whole built-in suite, graded, twice (~90 s)")
 	testenv.RequireRoot(t)
 	testenv.Require(t, reporttest.Available(), "chromium is not installed (apt-get install chromium)")
+	warmGoCache(t)
 	defer noLeftovers(t, time.Now())
 	out := filepath.Join(t.TempDir(), "results")
 	start := time.Now()
@@ -118,6 +119,7 @@ func TestEvalEndToEnd(t *testing.T) {
 func TestEvalInterruptAndResume(t *testing.T) {
 	testenv.SkipShort(t, "the built-in suite, interrupted and resumed (~20 s)")
 	testenv.RequireRoot(t)
+	warmGoCache(t)
 	defer noLeftovers(t, time.Now())
 	out := filepath.Join(t.TempDir(), "results")
 	cmd := exec.Command(agentbox, "eval", "--out", out, "--go-cache", goCacheDir, "--progress", "lines", "--parallel", "2")
@@ -240,7 +242,8 @@ func TestGradeCLI(t *testing.T) {
 	}
 
 	t.Run("oracle", func(t *testing.T) {
-		testenv.SkipShort(t, "grades every built-in task's reference, warming a Go build cache (~25 s)")
+		testenv.SkipShort(t, "grades every built-in task's reference with a warm Go build cache (~25 s)")
+		warmGoCache(t)
 		stdout, stderr, status := cli(t, "grade", "--oracle", "--go-cache", goCacheDir)
 		if status != 0 || !strings.Contains(stdout, "oracle: "+nBuiltin+"/"+nBuiltin+" tasks ok") {
 			t.Fatalf("grade --oracle: status %d\n%s\n%s", status, stdout, stderr)
@@ -374,6 +377,7 @@ func TestEvalModelPolicy(t *testing.T) {
 func TestEvalKilled(t *testing.T) {
 	testenv.SkipShort(t, "the built-in suite, killed and resumed (~20 s)")
 	testenv.RequireRoot(t)
+	warmGoCache(t)
 	out := filepath.Join(t.TempDir(), "results")
 	cmd := exec.Command(agentbox, "eval", "--out", out, "--go-cache", goCacheDir, "--progress", "lines")
 	stderr, err := cmd.StderrPipe()
