@@ -35,6 +35,13 @@ func builtinIDs() []string {
 // nBuiltin is the size of the built-in suite, as the CLI prints it.
 var nBuiltin = strconv.Itoa(len(builtinIDs()))
 
+// pyTasks are the built-in Python tasks: the interrupt and kill tests run them
+// only (their subject is eval's bookkeeping, not the suite), nPy of them.
+var (
+	pyTasks = []string{"--tasks", "C01,C02,C03,J01,calc"}
+	nPy     = "5"
+)
+
 // TestEvalEndToEnd is the README's main job: `agentbox eval` over the built-in
 // suite with the scripted policy. Every attempt resolves, every attempt's files
 // are written, report.html renders the results table in headless Chromium, a
@@ -117,12 +124,11 @@ func TestEvalEndToEnd(t *testing.T) {
 // leaving no sandbox process, mount or state directory, records only finished
 // attempts, and --resume completes the run.
 func TestEvalInterruptAndResume(t *testing.T) {
-	testenv.SkipShort(t, "the built-in suite, interrupted and resumed (~20 s)")
+	testenv.SkipShort(t, "five tasks, interrupted and resumed (~15 s)")
 	testenv.RequireRoot(t)
-	warmGoCache(t)
 	defer noLeftovers(t, time.Now())
 	out := filepath.Join(t.TempDir(), "results")
-	cmd := exec.Command(agentbox, "eval", "--out", out, "--go-cache", goCacheDir, "--progress", "lines", "--parallel", "2")
+	cmd := exec.Command(agentbox, append([]string{"eval", "--out", out, "--progress", "lines", "--parallel", "2"}, pyTasks...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +140,7 @@ func TestEvalInterruptAndResume(t *testing.T) {
 	var lines []string
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
-		if strings.HasPrefix(sc.Text(), "[1/"+nBuiltin+"]") {
+		if strings.HasPrefix(sc.Text(), "[1/"+nPy+"]") {
 			// One attempt is recorded; others are in their environments now.
 			cmd.Process.Signal(syscall.SIGINT)
 			break
@@ -151,13 +157,13 @@ func TestEvalInterruptAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Interrupted || len(r.Attempts) == 0 || len(r.Attempts) == len(builtinIDs()) {
-		t.Fatalf("interrupted report: interrupted %v with %d attempts, want some of %s", r.Interrupted, len(r.Attempts), nBuiltin)
+	if !r.Interrupted || len(r.Attempts) == 0 || strconv.Itoa(len(r.Attempts)) == nPy {
+		t.Fatalf("interrupted report: interrupted %v with %d attempts, want some of %s", r.Interrupted, len(r.Attempts), nPy)
 	}
 	done := len(r.Attempts)
 
-	stdout, errText, status := cli(t, "eval", "--out", out, "--resume", "--go-cache", goCacheDir, "--progress", "lines")
-	if status != 0 || !strings.Contains(errText, "resuming: "+strconv.Itoa(done)+" of "+nBuiltin) || !strings.Contains(stdout, "resolved "+nBuiltin+"/"+nBuiltin) {
+	stdout, errText, status := cli(t, append([]string{"eval", "--out", out, "--resume", "--progress", "lines"}, pyTasks...)...)
+	if status != 0 || !strings.Contains(errText, "resuming: "+strconv.Itoa(done)+" of "+nPy) || !strings.Contains(stdout, "resolved "+nPy+"/"+nPy) {
 		t.Fatalf("resume: status %d\nstdout:\n%s\nstderr:\n%s", status, stdout, errText)
 	}
 }
@@ -241,11 +247,21 @@ func TestGradeCLI(t *testing.T) {
 		t.Errorf("grade (text): status %d\n%s\n%s", status, stdout, stderr)
 	}
 
+	// The oracle over a Python and a Go task (package grade's TestBuiltinOracle
+	// runs it over every built-in task).
 	t.Run("oracle", func(t *testing.T) {
-		testenv.SkipShort(t, "grades every built-in task's reference with a warm Go build cache (~25 s)")
+		testenv.SkipShort(t, "grades two tasks' references with a warm Go build cache (~10 s)")
 		warmGoCache(t)
-		stdout, stderr, status := cli(t, "grade", "--oracle", "--go-cache", goCacheDir)
-		if status != 0 || !strings.Contains(stdout, "oracle: "+nBuiltin+"/"+nBuiltin+" tasks ok") {
+		small := filepath.Join(dir, "small")
+		for _, tk := range tasks {
+			if tk.ID == "calc" || tk.ID == "G01" {
+				if err := os.CopyFS(filepath.Join(small, tk.ID), os.DirFS(tk.Dir)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		stdout, stderr, status := cli(t, "grade", "--oracle", "--suite", small, "--go-cache", goCacheDir)
+		if status != 0 || !strings.Contains(stdout, "oracle: 2/2 tasks ok") {
 			t.Fatalf("grade --oracle: status %d\n%s\n%s", status, stdout, stderr)
 		}
 	})
@@ -375,11 +391,10 @@ func TestEvalModelPolicy(t *testing.T) {
 // TestEvalKilled kills eval with SIGKILL mid-run (no cleanup runs): the next
 // agentbox command removes what it left, and --resume completes the run.
 func TestEvalKilled(t *testing.T) {
-	testenv.SkipShort(t, "the built-in suite, killed and resumed (~20 s)")
+	testenv.SkipShort(t, "five tasks, killed and resumed (~15 s)")
 	testenv.RequireRoot(t)
-	warmGoCache(t)
 	out := filepath.Join(t.TempDir(), "results")
-	cmd := exec.Command(agentbox, "eval", "--out", out, "--go-cache", goCacheDir, "--progress", "lines")
+	cmd := exec.Command(agentbox, append([]string{"eval", "--out", out, "--progress", "lines"}, pyTasks...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -390,14 +405,14 @@ func TestEvalKilled(t *testing.T) {
 	}
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "[1/"+nBuiltin+"]") {
+		if strings.HasPrefix(sc.Text(), "[1/"+nPy+"]") {
 			cmd.Process.Kill()
 			break
 		}
 	}
 	cmd.Wait()
-	stdout, errText, status := cli(t, "eval", "--out", out, "--resume", "--go-cache", goCacheDir, "--progress", "lines")
-	if status != 0 || !strings.Contains(errText, "resuming: ") || !strings.Contains(stdout, "resolved "+nBuiltin+"/"+nBuiltin) {
+	stdout, errText, status := cli(t, append([]string{"eval", "--out", out, "--resume", "--progress", "lines"}, pyTasks...)...)
+	if status != 0 || !strings.Contains(errText, "resuming: ") || !strings.Contains(stdout, "resolved "+nPy+"/"+nPy) {
 		t.Fatalf("resume after SIGKILL: status %d\nstdout:\n%s\nstderr:\n%s", status, stdout, errText)
 	}
 	noLeftovers(t, start)
