@@ -77,8 +77,7 @@ func TestRelay(t *testing.T) {
 // the destination — is refused, so nesting gains a sandbox nothing even where a
 // listener has an address the policy opens.
 func TestProxyItself(t *testing.T) {
-	var f *fixture
-	f = newFixture(t, func(f *fixture, c *egress.Config) {
+	f := newFixture(t, func(f *fixture, c *egress.Config) {
 		c.Policy.Allow = append(c.Policy.Allow, "self.test", "loop.test")
 		c.Policy.DNSOverride["self.test"] = f.host.Peer // the test's end of the veth pair
 		c.Policy.DNSOverride["loop.test"] = netip.MustParseAddr("127.0.0.1")
