@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/agentbox/agentbox/internal/sandbox"
 	"github.com/agentbox/agentbox/internal/testenv"
 )
 
@@ -141,20 +142,21 @@ func TestAbuse_MemoryBalloon(t *testing.T) {
 }
 
 // TestAbuse_TmpfsFill: filling /tmp and /dev/shm must end in ENOSPC at their size, in
-// memory the run is charged for, and leave the host's disk as it was. Not parallel: it
-// measures the host's free disk space.
+// memory the run is charged for (so not on the host's disk). Not parallel: each run
+// holds up to 1.5 GiB of memory.
 func TestAbuse_TmpfsFill(t *testing.T) {
-	for _, dir := range []string{"/tmp", "/dev/shm"} {
+	for _, c := range []struct {
+		dir   string
+		sizeM int
+	}{{"/tmp", sandbox.DefaultTmpSize >> 20}, {"/dev/shm", sandbox.DefaultShmSize >> 20}} {
+		dir, sizeM := c.dir, c.sizeM
 		t.Run(strings.ReplaceAll(strings.Trim(dir, "/"), "/", "-"), func(t *testing.T) {
 			requireSandbox(t)
 			fx := newFixture(t)
-			before := diskFree(t, "/")
 			r := fx.run(boxOpts{flags: []string{"--memory", "2G"}, cmd: fx.attack("fill", dir, "1536")})
 			r.at.mustBeDone(t, "fill")
 			r.at.mustFailWith(t, "fill "+dir, []string{"ENOSPC"}, "fill")
-			if after := diskFree(t, "/"); before-after > 64<<20 {
-				t.Errorf("HOST CHANGED: the host disk lost %d MiB", (before-after)>>20)
-			}
+			mustFillInMemory(t, r, dir, sizeM)
 			fx.verifyHost(r)
 		})
 	}
@@ -163,9 +165,10 @@ func TestAbuse_TmpfsFill(t *testing.T) {
 // TestAbuse_WorkspaceFill: the overlay's upper layer would live on the host's disk;
 // writing into /workspace without bound fills it, the same denial of service as a
 // tmpfs fill. agentbox puts the upper layer on a tmpfs of --workspace-size (default
-// 1G) that it mounts on the host: the writes must stop with ENOSPC at that size,
-// the host's disk must not lose the data, and the upper layer and its mount must be
-// gone afterwards (hostDiffs). Not parallel: it measures the host's free disk space.
+// 1G) that it mounts on the host: the writes must stop with ENOSPC at that size, the
+// upper layer the host saw must be that tmpfs, the data must be in memory the run is
+// charged for, and the upper layer and its mount must be gone afterwards (hostDiffs).
+// Not parallel: each run holds up to 1 GiB of memory.
 func TestAbuse_WorkspaceFill(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -178,34 +181,50 @@ func TestAbuse_WorkspaceFill(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			requireSandbox(t)
 			fx := newFixture(t)
-			before := diskFree(t, "/")
 			r := fx.run(boxOpts{flags: c.flags, cmd: fx.attack("fill", "/workspace", "1536")})
 			r.at.mustBeDone(t, "fill")
 			r.at.mustFailWith(t, "fill the workspace past its size", []string{"ENOSPC"}, "fill")
-			if at, ok := r.at.get(t, "fill-mb"); ok {
-				if n, err := strconv.Atoi(at.detail); err != nil || n > c.limitM || n < c.limitM/2 {
-					t.Errorf("the sandbox wrote %s MiB into /workspace, want at most %d (and most of it)", at.detail, c.limitM)
-				}
-			}
-			if after := diskFree(t, "/"); before-after > 64<<20 {
-				t.Errorf("HOST CHANGED: the host disk lost %d MiB after the run (upper layer on disk?)", (before-after)>>20)
-			}
+			mustFillInMemory(t, r, "/workspace", c.limitM)
 			// The 1 GiB fill lasts seconds, so the watcher must have seen it (a
 			// 64 MiB one may be over between two polls on a loaded machine).
 			if c.limitM >= 1024 && len(r.watch.stateDirs()) == 0 {
-				t.Errorf("the host never saw the run's upper layer in %s: the leftover check proves nothing", stateRoot)
+				t.Errorf("the host never saw the run's upper layer in %s: the checks below prove nothing", stateRoot)
+			}
+			for _, d := range r.watch.stateDirs() {
+				fs, ok := r.watch.stateFilesystem(d)
+				switch {
+				case !ok:
+					t.Errorf("the upper layer %s vanished before the host could statfs it", d)
+				case fs.Type != unix.TMPFS_MAGIC:
+					t.Errorf("HOST CHANGED: the upper layer %s is on the host's filesystem (type %#x), not a tmpfs of its own", d, fs.Type)
+				case int64(fs.Blocks)*fs.Bsize != int64(c.limitM)<<20:
+					t.Errorf("the upper layer's tmpfs holds %d bytes, want --workspace-size %d MiB", int64(fs.Blocks)*fs.Bsize, c.limitM)
+				}
 			}
 			fx.verifyHost(r)
 		})
 	}
 }
 
-func diskFree(t *testing.T, path string) int64 {
-	var st unix.Statfs_t
-	if err := unix.Statfs(path, &st); err != nil {
-		t.Fatal(err)
+// mustFillInMemory checks what a fill of dir wrote: most of its sizeM MiB, no more,
+// and all of it in pages charged to the run's memory cgroup. A tmpfs's pages cannot
+// be written back (swap is off), so a peak below what was written means the data went
+// to a disk: the host's. This reads only the run's own figures, so other suites
+// writing to the host's disk at the same time cannot change the verdict.
+func mustFillInMemory(t *testing.T, r *boxRun, dir string, sizeM int) {
+	t.Helper()
+	at, ok := r.at.get(t, "fill-mb")
+	if !ok {
+		return
 	}
-	return int64(st.Bavail) * st.Bsize
+	n, err := strconv.Atoi(at.detail)
+	if err != nil || n > sizeM || n < sizeM/2 {
+		t.Errorf("the sandbox wrote %s MiB into %s, want at most %d (and most of it)", at.detail, dir, sizeM)
+		return
+	}
+	if r.res.MemoryPeak < int64(n)<<20 {
+		t.Errorf("HOST CHANGED: %d MiB written to %s, yet the run's memory peaked at %d MiB: the data is not in its tmpfs", n, dir, r.res.MemoryPeak>>20)
+	}
 }
 
 // TestAbuse_FdExhaustion: --open-files 64 must stop the command at 64 descriptors.

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // attackTimeout is the --timeout of runs that are to end some other way: the
@@ -230,13 +232,14 @@ type watch struct {
 	mu      sync.Mutex
 	seen    map[int]procInfo
 	cgroups map[string]bool
-	states  map[string]bool // the run's upper-layer directories in stateRoot
+	states  map[string]bool          // the run's upper-layer directories in stateRoot
+	stateFS map[string]unix.Statfs_t // the filesystem each held when first seen
 	maxLive int
 }
 
 func startWatch(tag string, during func()) *watch {
 	w := &watch{tag: tag, during: during, quit: make(chan struct{}), seen: map[int]procInfo{}, cgroups: map[string]bool{},
-		states: map[string]bool{}}
+		states: map[string]bool{}, stateFS: map[string]unix.Statfs_t{}}
 	w.wg.Add(1)
 	go w.loop()
 	return w
@@ -289,6 +292,10 @@ func (w *watch) recordStates() {
 		for _, seen := range w.seen {
 			if int(st.Uid) == seen.uid && seen.uid != 0 {
 				w.states[p] = true
+				var fs unix.Statfs_t
+				if unix.Statfs(p, &fs) == nil {
+					w.stateFS[p] = fs
+				}
 				break
 			}
 		}
@@ -303,6 +310,15 @@ func (w *watch) stateDirs() []string {
 		out = append(out, d)
 	}
 	return out
+}
+
+// stateFilesystem returns the filesystem that held the upper-layer directory d
+// when the watch first saw it.
+func (w *watch) stateFilesystem(d string) (unix.Statfs_t, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	fs, ok := w.stateFS[d]
+	return fs, ok
 }
 
 func (w *watch) cgroupDirs() []string {
