@@ -108,20 +108,31 @@ type Artifact struct {
 	Source string `json:"source,omitempty"` // e.g. "exec:<id>:stdout", "file:<path>"
 }
 
-// Service is what the API, the MCP server, the agent and the grader call.
-type Service interface {
+// The service comes in five parts, as envd cuts its own: a consumer declares the
+// ones it calls (the grader runs commands and reads files; it never signals a
+// process), and a test double implements only those.
+
+// Lifecycle creates, describes, lists and destroys environments.
+type Lifecycle interface {
 	Create(ctx context.Context, o CreateOptions) (Info, error)
 	Get(ctx context.Context, owner Owner, id string) (Info, error)
 	List(ctx context.Context, owner Owner, labels map[string]string) ([]Info, error)
 	Destroy(ctx context.Context, owner Owner, id string) error
+}
 
+// Processes runs commands in an environment: to their end (Exec), or in the
+// background with their output as numbered events, standard input and signals.
+type Processes interface {
 	Exec(ctx context.Context, owner Owner, id string, r ExecRequest) (*runner.Result, error)
 	Start(ctx context.Context, owner Owner, id string, r ExecRequest) (procID string, err error)
 	Wait(ctx context.Context, owner Owner, id, procID string) (*runner.Result, error)
 	Events(ctx context.Context, owner Owner, id, procID string, after int64) (<-chan Event, error)
 	WriteStdin(ctx context.Context, owner Owner, id, procID string, data []byte, eof bool) error
 	Signal(ctx context.Context, owner Owner, id, procID string, sig string) error
+}
 
+// Files reads and writes an environment's workspace, one entry or a tar at a time.
+type Files interface {
 	ReadFile(ctx context.Context, owner Owner, id, path string, offset, length int64) ([]byte, error)
 	WriteFile(ctx context.Context, owner Owner, id, path string, data []byte) error
 	ListDir(ctx context.Context, owner Owner, id, path string) ([]workspace.Entry, error)
@@ -130,13 +141,30 @@ type Service interface {
 	Mkdir(ctx context.Context, owner Owner, id, path string) error
 	Download(ctx context.Context, owner Owner, id, path string, w io.Writer) error
 	Upload(ctx context.Context, owner Owner, id, path string, r io.Reader) error
+}
 
+// Edits change the workspace by patch or exact replacement, and show what changed
+// since the environment was created.
+type Edits interface {
 	ApplyPatch(ctx context.Context, owner Owner, id string, patch []byte) (workspace.PatchReport, error)
 	StrReplace(ctx context.Context, owner Owner, id, path, old, new string) error
 	Diff(ctx context.Context, owner Owner, id string) ([]byte, error)
+}
 
+// Artifacts keep workspace files (and truncated command output) past the
+// environment's end, readable by their owner's tenant only.
+type Artifacts interface {
 	Export(ctx context.Context, owner Owner, id, path string) (Artifact, error)
 	ReadArtifact(ctx context.Context, owner Owner, ref string, offset, length int64) ([]byte, Artifact, error)
+}
+
+// Service is every operation: what the API serves. Manager implements it.
+type Service interface {
+	Lifecycle
+	Processes
+	Files
+	Edits
+	Artifacts
 }
 
 // Sentinel errors the edges (api, mcp, tool) map to their codes.
