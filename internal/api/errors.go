@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/access"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/workspace"
 )
@@ -144,11 +145,11 @@ func errs(e ...error) []error { return e }
 
 // rules is the mapping table, in order: the first row that matches wins.
 var rules = []rule{
-	{errs: errs(ErrUnauthenticated), status: http.StatusUnauthorized, code: client.CodeAuth, message: ErrUnauthenticated.Error(),
+	{errs: errs(access.ErrUnauthenticated), status: http.StatusUnauthorized, code: client.CodeAuth, message: access.ErrUnauthenticated.Error(),
 		action: "send Authorization: Bearer <token> with a token from the server's configuration"},
-	{errs: errs(ErrForbidden), status: http.StatusForbidden, code: client.CodePermission,
+	{errs: errs(access.ErrForbidden), status: http.StatusForbidden, code: client.CodePermission,
 		action: "use a token with the needed scope, or ask the operator"},
-	{errs: errs(ErrRate), status: http.StatusTooManyRequests, code: client.CodeRate, retryable: true, message: ErrRate.Error(),
+	{errs: errs(access.ErrRate), status: http.StatusTooManyRequests, code: client.CodeRate, retryable: true, message: access.ErrRate.Error(),
 		action: "retry after the Retry-After delay"},
 	{errs: errs(env.ErrQuota), status: http.StatusTooManyRequests, code: client.CodeQuota,
 		action: "destroy environments you no longer need, or ask for less memory_bytes or workspace_bytes"},
@@ -244,3 +245,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	w.Write(append(b, '\n'))
 }
+
+var (
+	// ErrShuttingDown means the server no longer takes this request.
+	ErrShuttingDown = errors.New("server shutting down")
+	// ErrBadRequest means the request could not be decoded.
+	ErrBadRequest = errors.New("bad request")
+)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/access"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/workspace"
 )
@@ -39,8 +40,8 @@ func TestMap(t *testing.T) {
 		{fmt.Errorf("a: %w", workspace.ErrInvalidPath), 400, "EINVAL", false, "invalid path"},
 		{fmt.Errorf("a: %w", workspace.ErrNotRegular), 400, "EINVAL", false, "not a regular file"},
 		{fmt.Errorf("a: %w", workspace.ErrSymlink), 400, "EINVAL", false, "symbolic link"},
-		{ErrUnauthenticated, 401, "EAUTH", false, "bearer token"},
-		{&ScopeError{Scope: "exec"}, 403, "EPERM", false, `"exec" scope`},
+		{access.ErrUnauthenticated, 401, "EAUTH", false, "bearer token"},
+		{&access.ScopeError{Scope: "exec"}, 403, "EPERM", false, `"exec" scope`},
 		{fmt.Errorf("../x: %w", workspace.ErrEscape), 403, "EPERM", false, "escapes"},
 		{fmt.Errorf("a: %w", workspace.ErrHardlink), 403, "EPERM", false, "hard link"},
 		{&fs.PathError{Op: "open", Path: "a", Err: fs.ErrPermission}, 403, "EPERM", false, "permission denied"},
@@ -58,7 +59,7 @@ func TestMap(t *testing.T) {
 		{&http.MaxBytesError{Limit: 10}, 413, "EFBIG", false, "10 bytes"},
 		{fmt.Errorf("%w: 3 of 3", env.ErrQuota), 429, "EQUOTA", false, "3 of 3"},
 		{fmt.Errorf("export a: %w", &env.QuotaError{Msg: "artifacts over 2", Action: "wait"}), 429, "EQUOTA", false, "artifacts over 2"},
-		{ErrRate, 429, "ERATE", true, "rate"},
+		{access.ErrRate, 429, "ERATE", true, "rate"},
 		{ErrShuttingDown, 503, "EUNAVAIL", true, "shutting down"},
 		{context.DeadlineExceeded, 503, "EUNAVAIL", true, "timed out"},
 		{errors.New("open /var/lib/agentbox/x: disk on fire"), 500, "EINTERNAL", false, "internal error"},
@@ -133,8 +134,9 @@ func TestMap(t *testing.T) {
 // TestNoSpaceIsNotRetried: a full workspace answers 507 ENOSPC, not retryable and
 // without Retry-After, over HTTP and through the Go client.
 func TestNoSpaceIsNotRetried(t *testing.T) {
-	h := newHarness(t)
-	h.srv.guard.svc = failing{h.mem, &fs.PathError{Op: "write", Path: "big", Err: syscall.ENOSPC}}
+	h := newHarness(t, func(m *memService) env.Service {
+		return failing{m, &fs.PathError{Op: "write", Path: "big", Err: syscall.ENOSPC}}
+	})
 	e, err := h.client(tokA).Create(context.Background(), client.CreateRequest{Template: "t"})
 	if err != nil {
 		t.Fatal(err)

@@ -70,7 +70,8 @@ type harness struct {
 	root string // tenant a's workspace root
 }
 
-func newHarness(t *testing.T) *harness {
+// newHarness serves an in-memory service, or what wrap makes of it.
+func newHarness(t *testing.T, wrap ...func(*memService) env.Service) *harness {
 	t.Helper()
 	root := t.TempDir()
 	cfg, err := config.Parse([]byte(fmt.Sprintf(testConfig, root)), "")
@@ -78,7 +79,11 @@ func newHarness(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, mem: newMem(), log: &syncBuffer{}, root: root}
-	h.srv, err = New(Options{Config: cfg, Service: h.mem, Logger: slog.New(slog.NewTextHandler(h.log, nil))})
+	var svc env.Service = h.mem
+	for _, w := range wrap {
+		svc = w(h.mem)
+	}
+	h.srv, err = New(Options{Config: cfg, Service: svc, Logger: slog.New(slog.NewTextHandler(h.log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,13 +93,15 @@ func tenantOnly(mfs []*dto.MetricFamily, tenant string) []*dto.MetricFamily {
 	return out
 }
 
-func (m *Metrics) exec(tenant string, d time.Duration) {
+// ObserveExec records a synchronous exec's wall time (access.Recorder).
+func (m *Metrics) ObserveExec(tenant string, d time.Duration) {
 	if m != nil {
 		m.execDur.WithLabelValues(tenant).Observe(d.Seconds())
 	}
 }
 
-func (m *Metrics) killed(tenant string, r *runner.Result) {
+// ObserveEnd counts a command a limit ended (access.Recorder).
+func (m *Metrics) ObserveEnd(tenant string, r *runner.Result) {
 	if m != nil && r != nil && r.Limit != runner.LimitNone {
 		m.kills.WithLabelValues(tenant, string(r.Limit)).Inc()
 	}

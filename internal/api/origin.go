@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/access"
 )
 
 // mcpOrigin guards /mcp as the MCP streamable HTTP transport requires: a request
@@ -52,7 +53,7 @@ func (s *Server) checkOrigin(r *http.Request) error {
 }
 
 func originError(msg, action string) error {
-	return &apiError{status: http.StatusForbidden, err: ErrForbidden,
+	return &apiError{status: http.StatusForbidden, err: access.ErrForbidden,
 		e: client.Error{Code: client.CodePermission, Message: msg, SuggestedAction: action}}
 }
 

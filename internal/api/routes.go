@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 
+	"github.com/agentbox/agentbox/internal/access"
 	"github.com/agentbox/agentbox/internal/config"
 )
 
@@ -68,7 +69,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 			info.caller = c
 		}
 		if err == nil && !c.Has(config.ScopeOperator) && !c.Has(config.ScopeAdmin) {
-			err = &ScopeError{Scope: config.ScopeAdmin}
+			err = &access.ScopeError{Scope: config.ScopeAdmin}
 		}
 		if err != nil {
 			s.writeError(w, r, err)

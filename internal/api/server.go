@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/access"
 	"github.com/agentbox/agentbox/internal/config"
 	"github.com/agentbox/agentbox/internal/env"
 )
@@ -39,8 +40,8 @@ type Server struct {
 	cfg     *config.Config
 	svc     env.Service // the Guard
 	raw     env.Service // the Service itself, for shutdown
-	guard   *Guard
-	auth    *Auth
+	guard   *access.Guard
+	auth    *access.Auth
 	metrics *Metrics
 	red     *Redactor
 	log     *slog.Logger
@@ -82,7 +83,7 @@ func New(o Options) (*Server, error) {
 	tenants := slices.Sorted(maps.Keys(o.Config.Tenants))
 	s := &Server{cfg: o.Config, raw: o.Service, log: log, drain: make(chan struct{}),
 		metrics: NewMetrics(liveCount(o.Service, tenants)),
-		auth:    NewAuth(o.Config)}
+		auth:    access.NewAuth(o.Config)}
 	prefixes := []string{o.Config.StateDir}
 	for _, d := range o.Config.Templates {
 		prefixes = append(prefixes, d)
@@ -91,7 +92,7 @@ func New(o Options) (*Server, error) {
 		prefixes = append(prefixes, t.WorkspaceRoots...)
 	}
 	s.red = NewRedactor(prefixes...)
-	s.guard = NewGuard(o.Service, o.Config, s.metrics)
+	s.guard = access.NewGuard(o.Service, o.Config, s.metrics)
 	s.svc = s.guard
 	s.routes = s.routeTable()
 	mux := http.NewServeMux()
@@ -128,7 +129,7 @@ func New(o Options) (*Server, error) {
 func (s *Server) Routes() []Route { return slices.Clone(s.routes) }
 
 // Guard returns the checked env.Service the routes call.
-func (s *Server) Guard() *Guard { return s.guard }
+func (s *Server) Guard() *access.Guard { return s.guard }
 
 // Handler is the whole API as an http.Handler.
 func (s *Server) Handler() http.Handler { return s.handler }
@@ -202,7 +203,7 @@ func envelope(code, msg string) client.Envelope {
 }
 
 // requestInfo lets inner handlers tell observe who the caller was, for the log.
-type requestInfo struct{ caller Caller }
+type requestInfo struct{ caller access.Caller }
 
 type requestInfoKey struct{}
 

@@ -208,8 +208,7 @@ func (s earlyEnd) Events(ctx context.Context, o env.Owner, id, pid string, after
 // TestEventsErrorEvent: a stream that ends without the exit event ends with an
 // "error" event; the client returns it rather than reconnecting forever.
 func TestEventsErrorEvent(t *testing.T) {
-	h := newHarness(t)
-	h.srv.guard.svc = earlyEnd{h.mem}
+	h := newHarness(t, func(m *memService) env.Service { return earlyEnd{m} })
 	ctx := context.Background()
 	a := h.client(tokA)
 	e, _ := a.Create(ctx, client.CreateRequest{Template: "t"})

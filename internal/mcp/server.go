@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/access"
 	"github.com/agentbox/agentbox/internal/api"
 )
 
@@ -68,7 +69,7 @@ func (t *tools) fail(ctx context.Context, err error, what string) error {
 		t.d.Logger.Error("mcp tool failed", "err", err)
 	}
 	if t.d.Denied != nil {
-		c, _ := api.CallerFrom(ctx)
+		c, _ := access.CallerFrom(ctx)
 		t.d.Denied(c.Tenant, e.Code)
 	}
 	e.Status = status
@@ -81,7 +82,7 @@ func add[In, Out any](t *tools, s *mcp.Server, tool *mcp.Tool, what func(In) str
 	mcp.AddTool(s, tool, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		if req != nil && req.Extra != nil {
 			if c, ok := api.CallerFromTokenInfo(req.Extra.TokenInfo); ok {
-				ctx = api.WithCaller(ctx, c)
+				ctx = access.WithCaller(ctx, c)
 			}
 		}
 		out, err := h(ctx, in)

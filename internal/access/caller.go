@@ -1,4 +1,4 @@
-package api
+package access
 
 import (
 	"context"
@@ -43,10 +43,6 @@ var (
 	ErrForbidden = errors.New("forbidden")
 	// ErrRate means the tenant sent more requests than its rate allows.
 	ErrRate = errors.New("request rate exceeded")
-	// ErrShuttingDown means the server no longer takes this request.
-	ErrShuttingDown = errors.New("server shutting down")
-	// ErrBadRequest means the request could not be decoded.
-	ErrBadRequest = errors.New("bad request")
 )
 
 // ScopeError reports a token without the scope an operation needs.

@@ -1,4 +1,4 @@
-package api
+package access
 
 import (
 	"context"
@@ -22,9 +22,9 @@ import (
 // caller's, so no request can act for another tenant. HTTP handlers and MCP tools
 // both call a Guard.
 type Guard struct {
-	svc     env.Service
-	cfg     *config.Config
-	metrics *Metrics
+	svc env.Service
+	cfg *config.Config
+	rec Recorder
 
 	mu      sync.Mutex
 	tenants map[string]*sync.Mutex // serialises quota check + create per tenant
@@ -36,9 +36,25 @@ var _ env.Service = (*Guard)(nil)
 // maxSeen bounds the set of processes whose kill was counted.
 const maxSeen = 100_000
 
-// NewGuard wraps svc; m may be nil.
-func NewGuard(svc env.Service, cfg *config.Config, m *Metrics) *Guard {
-	return &Guard{svc: svc, cfg: cfg, metrics: m, tenants: map[string]*sync.Mutex{}, seen: map[string]bool{}}
+// Recorder counts what commands did, per tenant (the server's metrics).
+type Recorder interface {
+	// ObserveExec records a synchronous exec's wall time.
+	ObserveExec(tenant string, d time.Duration)
+	// ObserveEnd records how a command ended (once per command).
+	ObserveEnd(tenant string, r *runner.Result)
+}
+
+type noRecorder struct{}
+
+func (noRecorder) ObserveExec(string, time.Duration) {}
+func (noRecorder) ObserveEnd(string, *runner.Result) {}
+
+// NewGuard wraps svc; rec may be nil.
+func NewGuard(svc env.Service, cfg *config.Config, rec Recorder) *Guard {
+	if rec == nil {
+		rec = noRecorder{}
+	}
+	return &Guard{svc: svc, cfg: cfg, rec: rec, tenants: map[string]*sync.Mutex{}, seen: map[string]bool{}}
 }
 
 // owner returns the caller's owner if it holds every scope given.
@@ -215,8 +231,8 @@ func (g *Guard) Exec(ctx context.Context, _ env.Owner, id string, r env.ExecRequ
 	start := time.Now()
 	res, err := g.svc.Exec(ctx, o, id, r)
 	if err == nil {
-		g.metrics.exec(o.Tenant, time.Since(start))
-		g.metrics.killed(o.Tenant, res)
+		g.rec.ObserveExec(o.Tenant, time.Since(start))
+		g.rec.ObserveEnd(o.Tenant, res)
 	}
 	return res, err
 }
@@ -247,7 +263,7 @@ func (g *Guard) Wait(ctx context.Context, _ env.Owner, id, procID string) (*runn
 		g.seen[id+"/"+procID] = true
 		g.mu.Unlock()
 		if first {
-			g.metrics.killed(o.Tenant, res)
+			g.rec.ObserveEnd(o.Tenant, res)
 		}
 	}
 	return res, err
