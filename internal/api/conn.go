@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/wire"
+
 	"github.com/agentbox/agentbox/client"
 )
 
@@ -51,7 +53,7 @@ func (b *timedBody) Read(p []byte) (int, error) {
 	}
 	if err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			err = &apiError{status: http.StatusRequestTimeout, err: err, e: client.Error{Code: client.CodeTimeout,
+			err = &wire.Error{Status: http.StatusRequestTimeout, Err: err, Body: client.Error{Code: client.CodeTimeout,
 				Message:         fmt.Sprintf("the request body did not arrive within %v", b.timeout),
 				SuggestedAction: "send the body at once, or less of it per request; the operator can raise limits.body_timeout"}}
 		}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentbox/agentbox/internal/wire"
+
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/env"
 )
@@ -23,17 +25,17 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
-		var ae *apiError // a body that came too slowly
+		var ae *wire.Error // a body that came too slowly
 		if errors.As(err, &mbe) || errors.As(err, &ae) {
 			return err
 		}
 		if errors.Is(err, io.EOF) {
-			return badRequest("empty request body: a JSON object is expected")
+			return wire.BadRequest("empty request body: a JSON object is expected")
 		}
-		return badRequest("request body: %v", err)
+		return wire.BadRequest("request body: %v", err)
 	}
 	if dec.More() {
-		return badRequest("request body: more than one JSON value")
+		return wire.BadRequest("request body: more than one JSON value")
 	}
 	return nil
 }
@@ -56,7 +58,7 @@ func intQuery(r *http.Request, name string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
-		return 0, badRequest("%s must be a non-negative integer, got %q", name, v)
+		return 0, wire.BadRequest("%s must be a non-negative integer, got %q", name, v)
 	}
 	return n, nil
 }
@@ -65,7 +67,7 @@ func intQuery(r *http.Request, name string) (int64, error) {
 func pathQuery(r *http.Request) (string, error) {
 	q := r.URL.Query()
 	if !q.Has("path") {
-		return "", badRequest("the path query parameter is required")
+		return "", wire.BadRequest("the path query parameter is required")
 	}
 	return q.Get("path"), nil
 }
@@ -80,7 +82,7 @@ func labels(r *http.Request) (map[string]string, error) {
 	for _, v := range vs {
 		k, val, ok := strings.Cut(v, "=")
 		if !ok || k == "" {
-			return nil, badRequest("label %q: use label=KEY=VALUE", v)
+			return nil, wire.BadRequest("label %q: use label=KEY=VALUE", v)
 		}
 		out[k] = val
 	}
@@ -93,11 +95,11 @@ func (s *Server) createEnv(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	o, err := CreateOptions(req)
+	o, err := wire.CreateOptions(req)
 	if err == nil {
 		var info env.Info
 		if info, err = s.svc.Create(r.Context(), o); err == nil {
-			writeJSON(w, http.StatusCreated, Environment(info))
+			writeJSON(w, http.StatusCreated, wire.Environment(info))
 			return
 		}
 	}
@@ -119,7 +121,7 @@ func (s *Server) listEnvs(w http.ResponseWriter, r *http.Request) {
 		Environments []client.Environment `json:"environments"`
 	}{Environments: []client.Environment{}}
 	for _, i := range infos {
-		out.Environments = append(out.Environments, Environment(i))
+		out.Environments = append(out.Environments, wire.Environment(i))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -130,7 +132,7 @@ func (s *Server) getEnv(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, Environment(info))
+	writeJSON(w, http.StatusOK, wire.Environment(info))
 }
 
 func (s *Server) destroyEnv(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/agentbox/agentbox/internal/wire"
+
 	"github.com/agentbox/agentbox/client"
 )
 
@@ -16,7 +18,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Patch == "" {
-		s.writeError(w, r, badRequest("patch is empty"))
+		s.writeError(w, r, wire.BadRequest("patch is empty"))
 		return
 	}
 	rep, err := s.svc.ApplyPatch(r.Context(), none, r.PathValue("id"), []byte(req.Patch))
@@ -24,7 +26,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, PatchReport(rep))
+	writeJSON(w, http.StatusOK, wire.PatchReport(rep))
 }
 
 func (s *Server) strReplace(w http.ResponseWriter, r *http.Request) {
@@ -34,7 +36,7 @@ func (s *Server) strReplace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Old == "" {
-		s.writeError(w, r, badRequest("old is empty: it must match exactly once"))
+		s.writeError(w, r, wire.BadRequest("old is empty: it must match exactly once"))
 		return
 	}
 	if err := s.svc.StrReplace(r.Context(), none, r.PathValue("id"), req.Path, req.Old, req.New); err != nil {
@@ -66,7 +68,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, Artifact(a))
+	writeJSON(w, http.StatusCreated, wire.Artifact(a))
 }
 
 func (s *Server) readArtifact(w http.ResponseWriter, r *http.Request) {
@@ -85,7 +87,7 @@ func (s *Server) readArtifact(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	meta, err := jsonASCII(Artifact(a))
+	meta, err := jsonASCII(wire.Artifact(a))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -3,6 +3,8 @@ package api
 import (
 	"net/http"
 
+	"github.com/agentbox/agentbox/internal/wire"
+
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/env"
 )
@@ -13,7 +15,7 @@ func (s *Server) execRequest(w http.ResponseWriter, r *http.Request) (env.ExecRe
 	if err := s.decode(w, r, &req); err != nil {
 		return env.ExecRequest{}, err
 	}
-	return ExecRequest(req)
+	return wire.ExecRequest(req)
 }
 
 func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
@@ -27,7 +29,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, Result(res))
+	writeJSON(w, http.StatusOK, wire.Result(res))
 }
 
 func (s *Server) start(w http.ResponseWriter, r *http.Request) {
@@ -50,7 +52,7 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, Result(res))
+	writeJSON(w, http.StatusOK, wire.Result(res))
 }
 
 func (s *Server) stdin(w http.ResponseWriter, r *http.Request) {
@@ -61,7 +63,7 @@ func (s *Server) stdin(w http.ResponseWriter, r *http.Request) {
 	}
 	eof := r.URL.Query().Get("eof")
 	if eof != "" && eof != "true" && eof != "false" {
-		s.writeError(w, r, badRequest("eof must be true or false"))
+		s.writeError(w, r, wire.BadRequest("eof must be true or false"))
 		return
 	}
 	if err := s.svc.WriteStdin(r.Context(), none, r.PathValue("id"), r.PathValue("proc"), data, eof == "true"); err != nil {
@@ -78,7 +80,7 @@ func (s *Server) signal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Signal == "" {
-		s.writeError(w, r, badRequest("signal is empty"))
+		s.writeError(w, r, wire.BadRequest("signal is empty"))
 		return
 	}
 	if err := s.svc.Signal(r.Context(), none, r.PathValue("id"), r.PathValue("proc"), req.Signal); err != nil {

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/agentbox/agentbox/internal/wire"
+
 	"github.com/agentbox/agentbox/client"
 )
 
@@ -90,7 +92,7 @@ func (s *Server) listDir(w http.ResponseWriter, r *http.Request) {
 		Entries []client.FileEntry `json:"entries"`
 	}{Entries: []client.FileEntry{}}
 	for _, e := range ents {
-		out.Entries = append(out.Entries, FileEntry(e))
+		out.Entries = append(out.Entries, wire.FileEntry(e))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -106,7 +108,7 @@ func (s *Server) stat(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, FileEntry(e))
+	writeJSON(w, http.StatusOK, wire.FileEntry(e))
 }
 
 // download streams a tar. Until the first byte the error is an ordinary envelope;
@@ -130,7 +132,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	status, e := Map(err, describe(r), s.red)
+	status, e := wire.Map(err, describe(r), s.red)
 	if status == http.StatusInternalServerError {
 		s.log.Error("download failed", "request", w.Header().Get(requestIDHeader), "err", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentbox/agentbox/internal/wire"
+
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/access"
 )
@@ -53,8 +55,8 @@ func (s *Server) checkOrigin(r *http.Request) error {
 }
 
 func originError(msg, action string) error {
-	return &apiError{status: http.StatusForbidden, err: access.ErrForbidden,
-		e: client.Error{Code: client.CodePermission, Message: msg, SuggestedAction: action}}
+	return &wire.Error{Status: http.StatusForbidden, Err: access.ErrForbidden,
+		Body: client.Error{Code: client.CodePermission, Message: msg, SuggestedAction: action}}
 }
 
 // ownOrigin reports whether o is http://<loopback name>:<the local port>.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 
+	"github.com/agentbox/agentbox/internal/wire"
+
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/runner"
@@ -22,13 +24,13 @@ var _ env.Service = Remote{}
 func NewRemote(c *client.Client) Remote { return Remote{c: c} }
 
 func (r Remote) Create(ctx context.Context, o env.CreateOptions) (env.Info, error) {
-	e, err := r.c.Create(ctx, CreateRequest(o))
-	return Info(e), err
+	e, err := r.c.Create(ctx, wire.CreateRequest(o))
+	return wire.Info(e), err
 }
 
 func (r Remote) Get(ctx context.Context, _ env.Owner, id string) (env.Info, error) {
 	e, err := r.c.Get(ctx, id)
-	return Info(e), err
+	return wire.Info(e), err
 }
 
 func (r Remote) List(ctx context.Context, _ env.Owner, labels map[string]string) ([]env.Info, error) {
@@ -38,7 +40,7 @@ func (r Remote) List(ctx context.Context, _ env.Owner, labels map[string]string)
 	}
 	out := make([]env.Info, 0, len(es))
 	for _, e := range es {
-		out = append(out, Info(e))
+		out = append(out, wire.Info(e))
 	}
 	return out, nil
 }
@@ -48,17 +50,17 @@ func (r Remote) Destroy(ctx context.Context, _ env.Owner, id string) error {
 }
 
 func (r Remote) Exec(ctx context.Context, _ env.Owner, id string, req env.ExecRequest) (*runner.Result, error) {
-	res, err := r.c.Exec(ctx, id, WireExecRequest(req))
-	return RunnerResult(res), err
+	res, err := r.c.Exec(ctx, id, wire.WireExecRequest(req))
+	return wire.RunnerResult(res), err
 }
 
 func (r Remote) Start(ctx context.Context, _ env.Owner, id string, req env.ExecRequest) (string, error) {
-	return r.c.Start(ctx, id, WireExecRequest(req))
+	return r.c.Start(ctx, id, wire.WireExecRequest(req))
 }
 
 func (r Remote) Wait(ctx context.Context, _ env.Owner, id, procID string) (*runner.Result, error) {
 	res, err := r.c.Wait(ctx, id, procID)
-	return RunnerResult(res), err
+	return wire.RunnerResult(res), err
 }
 
 // Events relays the daemon's stream (resumed across broken connections by the
@@ -78,7 +80,7 @@ func (r Remote) Events(ctx context.Context, _ env.Owner, id, procID string, afte
 				return
 			}
 			select {
-			case ch <- env.Event{Seq: ev.Seq, Kind: ev.Kind, Data: ev.Data, Result: RunnerResult(ev.Result)}:
+			case ch <- env.Event{Seq: ev.Seq, Kind: ev.Kind, Data: ev.Data, Result: wire.RunnerResult(ev.Result)}:
 			case <-ctx.Done():
 				return
 			}
@@ -110,14 +112,14 @@ func (r Remote) ListDir(ctx context.Context, _ env.Owner, id, path string) ([]wo
 	}
 	out := make([]workspace.Entry, 0, len(es))
 	for _, e := range es {
-		out = append(out, Entry(e))
+		out = append(out, wire.Entry(e))
 	}
 	return out, nil
 }
 
 func (r Remote) Stat(ctx context.Context, _ env.Owner, id, path string) (workspace.Entry, error) {
 	e, err := r.c.Stat(ctx, id, path)
-	return Entry(e), err
+	return wire.Entry(e), err
 }
 
 func (r Remote) Remove(ctx context.Context, _ env.Owner, id, path string) error {
@@ -138,7 +140,7 @@ func (r Remote) Upload(ctx context.Context, _ env.Owner, id, path string, rd io.
 
 func (r Remote) ApplyPatch(ctx context.Context, _ env.Owner, id string, patch []byte) (workspace.PatchReport, error) {
 	rep, err := r.c.ApplyPatch(ctx, id, patch)
-	return WorkspacePatchReport(rep), err
+	return wire.WorkspacePatchReport(rep), err
 }
 
 func (r Remote) StrReplace(ctx context.Context, _ env.Owner, id, path, old, new string) error {
@@ -151,10 +153,10 @@ func (r Remote) Diff(ctx context.Context, _ env.Owner, id string) ([]byte, error
 
 func (r Remote) Export(ctx context.Context, _ env.Owner, id, path string) (env.Artifact, error) {
 	a, err := r.c.Export(ctx, id, path)
-	return EnvArtifact(a), err
+	return wire.EnvArtifact(a), err
 }
 
 func (r Remote) ReadArtifact(ctx context.Context, _ env.Owner, ref string, offset, length int64) ([]byte, env.Artifact, error) {
 	b, a, err := r.c.ReadArtifact(ctx, ref, offset, length)
-	return b, EnvArtifact(a), err
+	return b, wire.EnvArtifact(a), err
 }

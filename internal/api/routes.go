@@ -3,6 +3,8 @@ package api
 import (
 	"net/http"
 
+	"github.com/agentbox/agentbox/internal/wire"
+
 	"github.com/agentbox/agentbox/internal/access"
 	"github.com/agentbox/agentbox/internal/config"
 )
@@ -52,7 +54,7 @@ func (s *Server) routeTable() []Route {
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	select {
 	case <-s.drain:
-		s.writeError(w, r, ErrShuttingDown)
+		s.writeError(w, r, wire.ErrShuttingDown)
 	default:
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/wire"
+
 	"golang.org/x/net/netutil"
 
 	"github.com/agentbox/agentbox/client"
@@ -43,7 +45,7 @@ type Server struct {
 	guard   *access.Guard
 	auth    *access.Auth
 	metrics *Metrics
-	red     *Redactor
+	red     *wire.Redactor
 	log     *slog.Logger
 	handler http.Handler
 	routes  []Route
@@ -58,7 +60,7 @@ type Server struct {
 // logger, and the denial counter.
 type MCPDeps struct {
 	Service  env.Service
-	Redactor *Redactor
+	Redactor *wire.Redactor
 	Logger   *slog.Logger
 	Denied   func(tenant, code string)
 }
@@ -91,7 +93,7 @@ func New(o Options) (*Server, error) {
 	for _, t := range o.Config.Tenants {
 		prefixes = append(prefixes, t.WorkspaceRoots...)
 	}
-	s.red = NewRedactor(prefixes...)
+	s.red = wire.NewRedactor(prefixes...)
 	s.guard = access.NewGuard(o.Service, o.Config, s.metrics)
 	s.svc = s.guard
 	s.routes = s.routeTable()

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/wire"
+
 	"github.com/agentbox/agentbox/client"
 )
 
@@ -31,7 +33,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if v := strings.TrimSpace(r.Header.Get("Last-Event-ID")); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			s.writeError(w, r, badRequest("Last-Event-ID must be an event sequence number, got %q", v))
+			s.writeError(w, r, wire.BadRequest("Last-Event-ID must be an event sequence number, got %q", v))
 			return
 		}
 		after = max(after, n)
@@ -75,13 +77,13 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				if ctx.Err() == nil {
 					// The service ended the stream without an exit event.
-					_, e := Map(errStreamEnded, describe(r), s.red)
+					_, e := wire.Map(errStreamEnded, describe(r), s.red)
 					writeSSE(bw, "error", "", client.Envelope{Error: &e})
 					flush()
 				}
 				return
 			}
-			writeSSE(bw, ev.Kind, strconv.FormatInt(ev.Seq, 10), Event(ev))
+			writeSSE(bw, ev.Kind, strconv.FormatInt(ev.Seq, 10), wire.Event(ev))
 			// Flush once nothing more is queued, so bursts share a write.
 			if len(ch) == 0 || ev.Kind == client.EventExit {
 				if flush() != nil {
@@ -103,7 +105,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-var errStreamEnded = &apiError{status: http.StatusNotFound, e: client.Error{Code: client.CodeNotFound,
+var errStreamEnded = &wire.Error{Status: http.StatusNotFound, Body: client.Error{Code: client.CodeNotFound,
 	Message:         "the event stream ended before the command's exit: the environment was destroyed",
 	SuggestedAction: "create a new environment"}}
 

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/wire"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbox/agentbox/client"
@@ -64,7 +66,7 @@ func (e *toolError) Error() string {
 }
 
 func (t *tools) fail(ctx context.Context, err error, what string) error {
-	status, e := api.Map(err, what, t.d.Redactor)
+	status, e := wire.Map(err, what, t.d.Redactor)
 	if status == http.StatusInternalServerError && t.d.Logger != nil {
 		t.d.Logger.Error("mcp tool failed", "err", err)
 	}

@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agentbox/agentbox/internal/wire"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbox/agentbox/client"
-	"github.com/agentbox/agentbox/internal/api"
 	"github.com/agentbox/agentbox/internal/env"
 )
 
@@ -48,7 +49,7 @@ func (t *tools) addEdit(s *mcp.Server) {
 		func(in patchIn) string { return envWhat(in.ID) },
 		func(ctx context.Context, in patchIn) (client.PatchReport, error) {
 			rep, err := svc.ApplyPatch(ctx, env.Owner{}, in.ID, []byte(in.Patch))
-			return api.PatchReport(rep), err
+			return wire.PatchReport(rep), err
 		})
 	add(t, s, &mcp.Tool{Name: "str_replace", Description: "Replace the one occurrence of old by new in a workspace file; zero or several occurrences are an ECONFLICT error saying how many.",
 		Annotations: hints("Replace string", false, true, false)},
@@ -69,7 +70,7 @@ func (t *tools) addEdit(s *mcp.Server) {
 		func(in exportIn) string { return envWhat(in.ID) },
 		func(ctx context.Context, in exportIn) (client.Artifact, error) {
 			a, err := svc.Export(ctx, env.Owner{}, in.ID, in.Path)
-			return api.Artifact(a), err
+			return wire.Artifact(a), err
 		})
 	add(t, s, &mcp.Tool{Name: "artifact_read", Description: "Read an artifact (or a range of it) by reference.",
 		Annotations: hints("Read artifact", true, false, true)},
@@ -79,7 +80,7 @@ func (t *tools) addEdit(s *mcp.Server) {
 			if err != nil {
 				return artifactOut{}, err
 			}
-			out := artifactOut{Artifact: api.Artifact(a)}
+			out := artifactOut{Artifact: wire.Artifact(a)}
 			out.readOut = encode(b)
 			return out, nil
 		})

@@ -3,10 +3,11 @@ package mcp
 import (
 	"context"
 
+	"github.com/agentbox/agentbox/internal/wire"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbox/agentbox/client"
-	"github.com/agentbox/agentbox/internal/api"
 	"github.com/agentbox/agentbox/internal/env"
 )
 
@@ -34,19 +35,19 @@ func (t *tools) addEnv(s *mcp.Server) {
 		Annotations: hints("Create environment", false, false, false)},
 		func(client.CreateRequest) string { return "template" },
 		func(ctx context.Context, in client.CreateRequest) (client.Environment, error) {
-			o, err := api.CreateOptions(in)
+			o, err := wire.CreateOptions(in)
 			if err != nil {
 				return client.Environment{}, err
 			}
 			info, err := svc.Create(ctx, o)
-			return api.Environment(info), err
+			return wire.Environment(info), err
 		})
 	add(t, s, &mcp.Tool{Name: "env_get", Description: "Describe an environment.",
 		Annotations: hints("Get environment", true, false, true)},
 		func(in EnvID) string { return envWhat(in.ID) },
 		func(ctx context.Context, in EnvID) (client.Environment, error) {
 			info, err := svc.Get(ctx, env.Owner{}, in.ID)
-			return api.Environment(info), err
+			return wire.Environment(info), err
 		})
 	add(t, s, &mcp.Tool{Name: "env_list", Description: "List your environments, optionally only those with all the given labels.",
 		Annotations: hints("List environments", true, false, true)},
@@ -55,7 +56,7 @@ func (t *tools) addEnv(s *mcp.Server) {
 			infos, err := svc.List(ctx, env.Owner{}, in.Labels)
 			out := listOut{Environments: []client.Environment{}}
 			for _, i := range infos {
-				out.Environments = append(out.Environments, api.Environment(i))
+				out.Environments = append(out.Environments, wire.Environment(i))
 			}
 			return out, err
 		})

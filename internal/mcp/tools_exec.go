@@ -6,10 +6,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentbox/agentbox/internal/wire"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbox/agentbox/client"
-	"github.com/agentbox/agentbox/internal/api"
 	"github.com/agentbox/agentbox/internal/env"
 )
 
@@ -74,18 +75,18 @@ func (t *tools) addExec(s *mcp.Server) {
 		Annotations: hints("Run command", false, true, false)},
 		func(in execIn) string { return envWhat(in.ID) },
 		func(ctx context.Context, in execIn) (*client.Result, error) {
-			r, err := api.ExecRequest(in.ExecRequest)
+			r, err := wire.ExecRequest(in.ExecRequest)
 			if err != nil {
 				return nil, err
 			}
 			res, err := svc.Exec(ctx, env.Owner{}, in.ID, r)
-			return api.Result(res), err
+			return wire.Result(res), err
 		})
 	add(t, s, &mcp.Tool{Name: "exec_start", Description: "Start a command in the background; read its output with exec_output, feed it with exec_stdin, end it with exec_signal, wait with exec_wait.",
 		Annotations: hints("Start command", false, true, false)},
 		func(in execIn) string { return envWhat(in.ID) },
 		func(ctx context.Context, in execIn) (startOut, error) {
-			r, err := api.ExecRequest(in.ExecRequest)
+			r, err := wire.ExecRequest(in.ExecRequest)
 			if err != nil {
 				return startOut{}, err
 			}
@@ -97,7 +98,7 @@ func (t *tools) addExec(s *mcp.Server) {
 		func(in ProcRef) string { return procWhat(in.ID, in.Process) },
 		func(ctx context.Context, in ProcRef) (*client.Result, error) {
 			res, err := svc.Wait(ctx, env.Owner{}, in.ID, in.Process)
-			return api.Result(res), err
+			return wire.Result(res), err
 		})
 	add(t, s, &mcp.Tool{Name: "exec_output", Description: "Read a background command's output events after a sequence number, waiting up to wait_seconds for the first one. Call again with after=last_seq until exited is true.",
 		Annotations: hints("Read command output", true, false, true)},
@@ -163,7 +164,7 @@ func readOutput(ctx context.Context, svc env.Service, in outputIn) (outputOut, e
 		out.Events = append(out.Events, oe)
 		out.LastSeq = ev.Seq
 		if ev.Kind == client.EventExit {
-			out.Exited, out.Result = true, api.Result(ev.Result)
+			out.Exited, out.Result = true, wire.Result(ev.Result)
 			return out, nil
 		}
 		// After the first event, only take what is already there.

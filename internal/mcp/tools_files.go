@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/agentbox/agentbox/internal/wire"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbox/agentbox/client"
-	"github.com/agentbox/agentbox/internal/api"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/workspace"
 )
@@ -97,7 +98,7 @@ func (t *tools) addFiles(s *mcp.Server) {
 			ents, err := svc.ListDir(ctx, env.Owner{}, in.ID, dirOrRoot(in.Path))
 			out := listDirOut{Entries: []client.FileEntry{}}
 			for _, e := range ents {
-				out.Entries = append(out.Entries, api.FileEntry(e))
+				out.Entries = append(out.Entries, wire.FileEntry(e))
 			}
 			return out, err
 		})
@@ -106,7 +107,7 @@ func (t *tools) addFiles(s *mcp.Server) {
 		pathWhat,
 		func(ctx context.Context, in PathIn) (client.FileEntry, error) {
 			e, err := svc.Stat(ctx, env.Owner{}, in.ID, in.Path)
-			return api.FileEntry(e), err
+			return wire.FileEntry(e), err
 		})
 	add(t, s, &mcp.Tool{Name: "file_remove", Description: "Remove a workspace file, symlink or directory tree.",
 		Annotations: hints("Remove file", false, true, true)},

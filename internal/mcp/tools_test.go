@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbox/agentbox/internal/wire"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbox/agentbox/client"
@@ -111,7 +113,7 @@ func TestToolAnnotations(t *testing.T) {
 // envelope, with the same codes and the same no-enumeration and no-host-path rules.
 func TestToolErrors(t *testing.T) {
 	var denied []string
-	cs := session(t, api.MCPDeps{Service: stubService{}, Redactor: api.NewRedactor("/var/lib/agentbox"),
+	cs := session(t, api.MCPDeps{Service: stubService{}, Redactor: wire.NewRedactor("/var/lib/agentbox"),
 		Denied: func(_, c string) { denied = append(denied, c) }})
 	for _, tc := range []struct {
 		tool string

@@ -1,4 +1,4 @@
-package api
+package wire
 
 import (
 	"io/fs"
@@ -15,7 +15,7 @@ import (
 
 func seconds(s float64) (time.Duration, error) {
 	if s < 0 || math.IsNaN(s) || s > float64(math.MaxInt64)/float64(time.Second) {
-		return 0, badRequest("a duration must be a non-negative number of seconds, got %v", s)
+		return 0, BadRequest("a duration must be a non-negative number of seconds, got %v", s)
 	}
 	return time.Duration(s * float64(time.Second)), nil
 }
@@ -31,7 +31,7 @@ func CreateOptions(r client.CreateRequest) (env.CreateOptions, error) {
 		return env.CreateOptions{}, err
 	}
 	if r.Limits.MemoryBytes < 0 || r.Limits.Pids < 0 || r.Limits.CPUs < 0 || r.Limits.WorkspaceBytes < 0 {
-		return env.CreateOptions{}, badRequest("limits must not be negative")
+		return env.CreateOptions{}, BadRequest("limits must not be negative")
 	}
 	return env.CreateOptions{
 		Owner:     env.Owner{Task: r.Task},
@@ -92,14 +92,14 @@ func Info(e client.Environment) env.Info {
 // ExecRequest converts an exec request.
 func ExecRequest(r client.ExecRequest) (env.ExecRequest, error) {
 	if len(r.Argv) == 0 {
-		return env.ExecRequest{}, badRequest("argv is empty: give the program and its arguments")
+		return env.ExecRequest{}, BadRequest("argv is empty: give the program and its arguments")
 	}
 	t, err := seconds(r.TimeoutSeconds)
 	if err != nil {
 		return env.ExecRequest{}, err
 	}
 	if r.OutputLimit < 0 || r.OutputTotal < 0 {
-		return env.ExecRequest{}, badRequest("output limits must not be negative")
+		return env.ExecRequest{}, BadRequest("output limits must not be negative")
 	}
 	var stdin []byte
 	if r.Stdin != "" {
