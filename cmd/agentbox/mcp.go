@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentbox/agentbox/internal/api"
 	"github.com/agentbox/agentbox/internal/mcp"
 )
 
@@ -28,7 +27,7 @@ token's tenant and scopes apply. Logs go to standard error.`,
 				return err
 			}
 			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			return mcp.ServeStdio(cmd.Context(), api.MCPDeps{Service: api.NewRemote(c), Logger: log})
+			return mcp.ServeStdio(cmd.Context(), mcp.Options{Service: mcp.Remote(c), Logger: log})
 		},
 	}
 	d.add(cmd.Flags())

@@ -96,7 +96,14 @@ func serveMain(ctx context.Context, o serveOptions) error {
 	log.Info("serving", "addr", addr, "state_dir", cfg.StateDir)
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	return api.Run(ctx, api.Options{Config: cfg, Service: mgr, MCP: mcp.HTTPHandler, Logger: log}, ln)
+	srv, err := api.New(api.Options{Config: cfg, Service: mgr, Logger: log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	mcp.Mount(srv, mcp.Options{Service: srv.Service(), Redactor: srv.Redactor(), Logger: log,
+		Denied: srv.Metrics().Denied}, cfg.MCP.AllowedOrigins)
+	return srv.Run(ctx, ln)
 }
 
 // newManager opens the state directory. A daemon killed a moment ago may still have

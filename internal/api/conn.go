@@ -9,9 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentbox/agentbox/internal/wire"
-
 	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/wire"
 )
 
 // Slow clients. The http.Server bounds the headers (ReadHeaderTimeout) and idle

@@ -22,7 +22,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
 		tenant = info.caller.Tenant
 	}
-	s.metrics.denied(tenant, e.Code)
+	s.metrics.Denied(tenant, e.Code)
 	if e.Retryable && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
 		w.Header().Set("Retry-After", "1")
 	}

@@ -8,14 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentbox/agentbox/internal/wire"
-
 	"github.com/agentbox/agentbox/client"
-	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/wire"
 )
-
-// none is the Owner argument handlers pass: the Guard replaces it by the caller's.
-var none env.Owner
 
 // decode reads a JSON body of at most the configured size into v, refusing
 // unknown fields (a misspelt field is an error, not a silent default).
@@ -95,15 +90,12 @@ func (s *Server) createEnv(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	o, err := wire.CreateOptions(req)
-	if err == nil {
-		var info env.Info
-		if info, err = s.svc.Create(r.Context(), o); err == nil {
-			writeJSON(w, http.StatusCreated, wire.Environment(info))
-			return
-		}
+	e, err := s.svc.Create(r.Context(), req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
-	s.writeError(w, r, err)
+	writeJSON(w, http.StatusCreated, e)
 }
 
 func (s *Server) listEnvs(w http.ResponseWriter, r *http.Request) {
@@ -112,31 +104,27 @@ func (s *Server) listEnvs(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	infos, err := s.svc.List(r.Context(), none, l)
+	envs, err := s.svc.List(r.Context(), l)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	out := struct {
+	writeJSON(w, http.StatusOK, struct {
 		Environments []client.Environment `json:"environments"`
-	}{Environments: []client.Environment{}}
-	for _, i := range infos {
-		out.Environments = append(out.Environments, wire.Environment(i))
-	}
-	writeJSON(w, http.StatusOK, out)
+	}{envs})
 }
 
 func (s *Server) getEnv(w http.ResponseWriter, r *http.Request) {
-	info, err := s.svc.Get(r.Context(), none, r.PathValue("id"))
+	e, err := s.svc.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, wire.Environment(info))
+	writeJSON(w, http.StatusOK, e)
 }
 
 func (s *Server) destroyEnv(w http.ResponseWriter, r *http.Request) {
-	if err := s.svc.Destroy(r.Context(), none, r.PathValue("id")); err != nil {
+	if err := s.svc.Destroy(r.Context(), r.PathValue("id")); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

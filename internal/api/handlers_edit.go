@@ -6,9 +6,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/agentbox/agentbox/internal/wire"
-
 	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/wire"
 )
 
 func (s *Server) patch(w http.ResponseWriter, r *http.Request) {
@@ -21,12 +20,12 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, wire.BadRequest("patch is empty"))
 		return
 	}
-	rep, err := s.svc.ApplyPatch(r.Context(), none, r.PathValue("id"), []byte(req.Patch))
+	rep, err := s.svc.ApplyPatch(r.Context(), r.PathValue("id"), []byte(req.Patch))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, wire.PatchReport(rep))
+	writeJSON(w, http.StatusOK, rep)
 }
 
 func (s *Server) strReplace(w http.ResponseWriter, r *http.Request) {
@@ -39,7 +38,7 @@ func (s *Server) strReplace(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, wire.BadRequest("old is empty: it must match exactly once"))
 		return
 	}
-	if err := s.svc.StrReplace(r.Context(), none, r.PathValue("id"), req.Path, req.Old, req.New); err != nil {
+	if err := s.svc.StrReplace(r.Context(), r.PathValue("id"), req.Path, req.Old, req.New); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -47,7 +46,7 @@ func (s *Server) strReplace(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
-	d, err := s.svc.Diff(r.Context(), none, r.PathValue("id"))
+	d, err := s.svc.Diff(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -63,12 +62,12 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	a, err := s.svc.Export(r.Context(), none, r.PathValue("id"), req.Path)
+	a, err := s.svc.Export(r.Context(), r.PathValue("id"), req.Path)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, wire.Artifact(a))
+	writeJSON(w, http.StatusCreated, a)
 }
 
 func (s *Server) readArtifact(w http.ResponseWriter, r *http.Request) {
@@ -82,12 +81,12 @@ func (s *Server) readArtifact(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	b, a, err := s.svc.ReadArtifact(r.Context(), none, r.PathValue("ref"), off, n)
+	b, a, err := s.svc.ReadArtifact(r.Context(), r.PathValue("ref"), off, n)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	meta, err := jsonASCII(wire.Artifact(a))
+	meta, err := jsonASCII(a)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -3,42 +3,31 @@ package api
 import (
 	"net/http"
 
-	"github.com/agentbox/agentbox/internal/wire"
-
 	"github.com/agentbox/agentbox/client"
-	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/wire"
 )
 
-// execRequest decodes and validates the body of exec and start.
-func (s *Server) execRequest(w http.ResponseWriter, r *http.Request) (env.ExecRequest, error) {
+func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	var req client.ExecRequest
 	if err := s.decode(w, r, &req); err != nil {
-		return env.ExecRequest{}, err
+		s.writeError(w, r, err)
+		return
 	}
-	return wire.ExecRequest(req)
-}
-
-func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
-	er, err := s.execRequest(w, r)
+	res, err := s.svc.Exec(r.Context(), r.PathValue("id"), req)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	res, err := s.svc.Exec(r.Context(), none, r.PathValue("id"), er)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, wire.Result(res))
+	writeJSON(w, http.StatusOK, res)
 }
 
 func (s *Server) start(w http.ResponseWriter, r *http.Request) {
-	er, err := s.execRequest(w, r)
-	if err != nil {
+	var req client.ExecRequest
+	if err := s.decode(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	id, err := s.svc.Start(r.Context(), none, r.PathValue("id"), er)
+	id, err := s.svc.Start(r.Context(), r.PathValue("id"), req)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -47,12 +36,12 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
-	res, err := s.svc.Wait(r.Context(), none, r.PathValue("id"), r.PathValue("proc"))
+	res, err := s.svc.Wait(r.Context(), r.PathValue("id"), r.PathValue("proc"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, wire.Result(res))
+	writeJSON(w, http.StatusOK, res)
 }
 
 func (s *Server) stdin(w http.ResponseWriter, r *http.Request) {
@@ -66,7 +55,7 @@ func (s *Server) stdin(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, wire.BadRequest("eof must be true or false"))
 		return
 	}
-	if err := s.svc.WriteStdin(r.Context(), none, r.PathValue("id"), r.PathValue("proc"), data, eof == "true"); err != nil {
+	if err := s.svc.WriteStdin(r.Context(), r.PathValue("id"), r.PathValue("proc"), data, eof == "true"); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -83,7 +72,7 @@ func (s *Server) signal(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, wire.BadRequest("signal is empty"))
 		return
 	}
-	if err := s.svc.Signal(r.Context(), none, r.PathValue("id"), r.PathValue("proc"), req.Signal); err != nil {
+	if err := s.svc.Signal(r.Context(), r.PathValue("id"), r.PathValue("proc"), req.Signal); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

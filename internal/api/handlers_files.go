@@ -5,9 +5,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/agentbox/agentbox/internal/wire"
-
 	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/wire"
 )
 
 func (s *Server) readFile(w http.ResponseWriter, r *http.Request) {
@@ -26,7 +25,7 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	b, err := s.svc.ReadFile(r.Context(), none, r.PathValue("id"), p, off, n)
+	b, err := s.svc.ReadFile(r.Context(), r.PathValue("id"), p, off, n)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -47,7 +46,7 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.svc.WriteFile(r.Context(), none, r.PathValue("id"), p, data); err != nil {
+	if err := s.svc.WriteFile(r.Context(), r.PathValue("id"), p, data); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -57,7 +56,7 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request) {
 func (s *Server) removeFile(w http.ResponseWriter, r *http.Request) {
 	p, err := pathQuery(r)
 	if err == nil {
-		err = s.svc.Remove(r.Context(), none, r.PathValue("id"), p)
+		err = s.svc.Remove(r.Context(), r.PathValue("id"), p)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -69,7 +68,7 @@ func (s *Server) removeFile(w http.ResponseWriter, r *http.Request) {
 func (s *Server) mkdir(w http.ResponseWriter, r *http.Request) {
 	p, err := pathQuery(r)
 	if err == nil {
-		err = s.svc.Mkdir(r.Context(), none, r.PathValue("id"), p)
+		err = s.svc.Mkdir(r.Context(), r.PathValue("id"), p)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -83,18 +82,14 @@ func (s *Server) listDir(w http.ResponseWriter, r *http.Request) {
 	if p == "" {
 		p = "."
 	}
-	ents, err := s.svc.ListDir(r.Context(), none, r.PathValue("id"), p)
+	ents, err := s.svc.ListDir(r.Context(), r.PathValue("id"), p)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	out := struct {
+	writeJSON(w, http.StatusOK, struct {
 		Entries []client.FileEntry `json:"entries"`
-	}{Entries: []client.FileEntry{}}
-	for _, e := range ents {
-		out.Entries = append(out.Entries, wire.FileEntry(e))
-	}
-	writeJSON(w, http.StatusOK, out)
+	}{ents})
 }
 
 func (s *Server) stat(w http.ResponseWriter, r *http.Request) {
@@ -103,12 +98,12 @@ func (s *Server) stat(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	e, err := s.svc.Stat(r.Context(), none, r.PathValue("id"), p)
+	e, err := s.svc.Stat(r.Context(), r.PathValue("id"), p)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, wire.FileEntry(e))
+	writeJSON(w, http.StatusOK, e)
 }
 
 // download streams a tar. Until the first byte the error is an ordinary envelope;
@@ -120,7 +115,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Trailer", client.ErrorTrailer+", "+client.ErrorStatusTrailer)
 	tw := &lazyWriter{w: w, ctype: "application/x-tar"}
-	err := s.svc.Download(r.Context(), none, r.PathValue("id"), p, tw)
+	err := s.svc.Download(r.Context(), r.PathValue("id"), p, tw)
 	if err == nil {
 		if !tw.started {
 			tw.start()
@@ -166,7 +161,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	if p == "" {
 		p = "."
 	}
-	err := s.svc.Upload(r.Context(), none, r.PathValue("id"), p, s.body(w, r))
+	err := s.svc.Upload(r.Context(), r.PathValue("id"), p, s.body(w, r))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

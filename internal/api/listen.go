@@ -128,14 +128,9 @@ func (l *unixListener) Close() error {
 	return err
 }
 
-// Run serves o on ln until ctx is done, then shuts down gracefully within the
+// Run serves on ln until ctx is done, then shuts down gracefully within the
 // configured grace period (see Server.Shutdown).
-func Run(ctx context.Context, o Options, ln net.Listener) error {
-	s, err := New(o)
-	if err != nil {
-		ln.Close()
-		return err
-	}
+func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- s.Serve(ln) }()
 	select {
@@ -143,10 +138,10 @@ func Run(ctx context.Context, o Options, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	s.log.Info("shutting down", "grace", time.Duration(o.Config.Shutdown.Grace))
-	sctx, cancel := context.WithTimeout(context.Background(), time.Duration(o.Config.Shutdown.Grace))
+	s.log.Info("shutting down", "grace", time.Duration(s.cfg.Shutdown.Grace))
+	sctx, cancel := context.WithTimeout(context.Background(), time.Duration(s.cfg.Shutdown.Grace))
 	defer cancel()
-	err = s.Shutdown(sctx)
+	err := s.Shutdown(sctx)
 	if serr := <-errc; serr != nil && !errors.Is(serr, syscall.EINVAL) && err == nil {
 		err = serr
 	}

@@ -62,10 +62,11 @@ func newE2EWith(t *testing.T, edit func(*config.Config)) *e2e {
 	cfg.StateDir = x.state
 	edit(cfg)
 	x.mgr = newManager(t, api.EnvConfig(cfg))
-	s, err := api.New(api.Options{Config: cfg, Service: x.mgr, MCP: mcp.HTTPHandler})
+	s, err := api.New(api.Options{Config: cfg, Service: x.mgr})
 	if err != nil {
 		t.Fatal(err)
 	}
+	mcp.Mount(s, mcp.Options{Service: s.Service(), Redactor: s.Redactor()}, nil)
 	x.ts = httptest.NewServer(s.Handler())
 	t.Cleanup(x.ts.Close)
 	x.a, _ = client.New(client.Options{URL: x.ts.URL, Token: api.TokA})

@@ -107,8 +107,9 @@ func (m *Metrics) ObserveEnd(tenant string, r *runner.Result) {
 	}
 }
 
-// denied counts an error code that is a policy decision.
-func (m *Metrics) denied(tenant, code string) {
+// Denied counts an error code that is a policy decision (EAUTH, EPERM, EQUOTA,
+// ERATE) the tenant met.
+func (m *Metrics) Denied(tenant, code string) {
 	if m == nil {
 		return
 	}

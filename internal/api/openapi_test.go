@@ -53,11 +53,11 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			}
 		}
 	}
-	s, err := api.New(api.Options{Config: config.Local("local-token-0123456789"),
-		Service: struct{ env.Service }{}, MCP: mcp.HTTPHandler})
+	s, err := api.New(api.Options{Config: config.Local("local-token-0123456789"), Service: struct{ env.Service }{}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	mcp.Mount(s, mcp.Options{Service: s.Service()}, nil) // as agentbox serve does
 	var served []string
 	for _, r := range s.Routes() {
 		served = append(served, r.Method+" "+r.Pattern)

@@ -3,10 +3,9 @@ package api
 import (
 	"net/http"
 
-	"github.com/agentbox/agentbox/internal/wire"
-
 	"github.com/agentbox/agentbox/internal/access"
 	"github.com/agentbox/agentbox/internal/config"
+	"github.com/agentbox/agentbox/internal/wire"
 )
 
 // routeTable is every route of the API but /mcp. api/openapi.yaml describes exactly

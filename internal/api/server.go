@@ -12,10 +12,9 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
-
-	"github.com/agentbox/agentbox/internal/wire"
 
 	"golang.org/x/net/netutil"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/agentbox/agentbox/internal/access"
 	"github.com/agentbox/agentbox/internal/config"
 	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/wire"
 )
 
 // Options configure a Server. Config and Service are required.
@@ -30,8 +30,6 @@ type Options struct {
 	Config *config.Config
 	// Service is the environments (an *env.Manager).
 	Service env.Service
-	// MCP, if set, builds the handler served at /mcp (package mcp's HTTPHandler).
-	MCP func(MCPDeps) http.Handler
 	// Logger receives one line per request and every internal error. Default:
 	// discard.
 	Logger *slog.Logger
@@ -40,29 +38,19 @@ type Options struct {
 // Server is the HTTP API.
 type Server struct {
 	cfg     *config.Config
-	svc     env.Service // the Guard
-	raw     env.Service // the Service itself, for shutdown
-	guard   *access.Guard
+	svc     *wire.Service // over the Guard
+	raw     env.Service   // the Service itself, for shutdown
 	auth    *access.Auth
 	metrics *Metrics
 	red     *wire.Redactor
 	log     *slog.Logger
+	mux     *http.ServeMux
 	handler http.Handler
 	routes  []Route
 
 	drainOnce sync.Once
 	drain     chan struct{} // closed when shutdown begins: streams end
 	hs        *http.Server
-}
-
-// MCPDeps is what the MCP server gets from the API: the checked service (the
-// caller comes from each request's token), the redactor for error messages, the
-// logger, and the denial counter.
-type MCPDeps struct {
-	Service  env.Service
-	Redactor *wire.Redactor
-	Logger   *slog.Logger
-	Denied   func(tenant, code string)
 }
 
 // Route is one method and path pattern of the API.
@@ -94,30 +82,12 @@ func New(o Options) (*Server, error) {
 		prefixes = append(prefixes, t.WorkspaceRoots...)
 	}
 	s.red = wire.NewRedactor(prefixes...)
-	s.guard = access.NewGuard(o.Service, o.Config, s.metrics)
-	s.svc = s.guard
-	s.routes = s.routeTable()
-	mux := http.NewServeMux()
-	for _, r := range s.routes {
-		h := http.Handler(r.handler)
-		if r.Auth {
-			h = s.authenticate(h)
-		}
-		mux.Handle(r.Method+" "+r.Pattern, h)
+	s.svc = wire.New(access.NewGuard(o.Service, o.Config, s.metrics))
+	s.mux = http.NewServeMux()
+	for _, r := range s.routeTable() {
+		s.route(r)
 	}
-	if o.MCP != nil {
-		h := o.MCP(MCPDeps{Service: s.guard, Redactor: s.red, Logger: log, Denied: s.metrics.denied})
-		// GET is a session's open-ended stream: it ends when shutdown begins.
-		// POSTs carry tool calls, which finish within the grace period like any
-		// other request.
-		mux.Handle("GET /mcp", s.mcpOrigin(s.mcpAuth(s.streaming(h))))
-		mux.Handle("POST /mcp", s.mcpOrigin(s.mcpAuth(h)))
-		mux.Handle("DELETE /mcp", s.mcpOrigin(s.mcpAuth(h)))
-		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
-			s.routes = append(s.routes, Route{Method: m, Pattern: "/mcp", Auth: true})
-		}
-	}
-	s.handler = s.observe(mux)
+	s.handler = s.observe(s.mux)
 	s.hs = &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -127,11 +97,42 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
+func (s *Server) route(r Route) {
+	h := http.Handler(r.handler)
+	if r.Auth {
+		h = s.authenticate(h)
+	}
+	s.mux.Handle(r.Method+" "+r.Pattern, h)
+	s.routes = append(s.routes, r)
+}
+
+// Handle serves h at pattern ("METHOD /path") behind the API's bearer tokens (the
+// caller is in each request's context, see access.CallerFrom), with its request
+// ids, log, metrics and envelope for unknown routes. It is how a protocol other
+// than the API's own (MCP) is mounted; call it before Serve.
+func (s *Server) Handle(pattern string, h http.Handler) {
+	method, path, _ := strings.Cut(pattern, " ")
+	s.route(Route{Method: method, Pattern: path, Auth: true, handler: h.ServeHTTP})
+}
+
+// HandleStream is Handle for an open-ended stream: its requests end when shutdown
+// begins, instead of holding shutdown for the grace period.
+func (s *Server) HandleStream(pattern string, h http.Handler) {
+	s.Handle(pattern, s.streaming(h))
+}
+
 // Routes lists the API's routes.
 func (s *Server) Routes() []Route { return slices.Clone(s.routes) }
 
-// Guard returns the checked env.Service the routes call.
-func (s *Server) Guard() *access.Guard { return s.guard }
+// Service returns the environment operations the routes call, in the wire
+// types, each checked against the caller in its context (an access.Guard).
+func (s *Server) Service() *wire.Service { return s.svc }
+
+// Redactor returns what removes host paths from the server's error messages.
+func (s *Server) Redactor() *wire.Redactor { return s.red }
+
+// Metrics returns the server's metrics.
+func (s *Server) Metrics() *Metrics { return s.metrics }
 
 // Handler is the whole API as an http.Handler.
 func (s *Server) Handler() http.Handler { return s.handler }

@@ -218,11 +218,13 @@ func TestRunOverUnixSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s, err := New(Options{Config: cfg, Service: newMem(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Options{Config: cfg, Service: newMem(), Logger: slog.New(slog.DiscardHandler)}, ln)
-	}()
+	go func() { done <- s.Run(ctx, ln) }()
 	e, err := c.Create(context.Background(), client.CreateRequest{Template: "t"})
 	if err != nil || e.Owner.Tenant != "local" {
 		t.Fatalf("create over the socket: %+v %v", e, err)

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentbox/agentbox/internal/wire"
-
 	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/wire"
 )
 
 // heartbeat is how often an idle event stream sends a comment, so that proxies and
@@ -47,7 +46,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 		}
 	}()
-	ch, err := s.svc.Events(ctx, none, r.PathValue("id"), r.PathValue("proc"), after)
+	ch, err := s.svc.Events(ctx, r.PathValue("id"), r.PathValue("proc"), after)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -83,7 +82,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				}
 				return
 			}
-			writeSSE(bw, ev.Kind, strconv.FormatInt(ev.Seq, 10), wire.Event(ev))
+			writeSSE(bw, ev.Kind, strconv.FormatInt(ev.Seq, 10), ev)
 			// Flush once nothing more is queued, so bursts share a write.
 			if len(ch) == 0 || ev.Kind == client.EventExit {
 				if flush() != nil {

@@ -4,23 +4,33 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
-	"time"
-
-	"github.com/agentbox/agentbox/internal/wire"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/access"
-	"github.com/agentbox/agentbox/internal/api"
+	"github.com/agentbox/agentbox/internal/wire"
 )
 
 // Version is reported to MCP clients as the server's version.
 var Version = "0.1.0"
 
+// Options configure the tools. Service is required.
+type Options struct {
+	Service Service
+	// Redactor removes host paths from error messages (nil: none to remove).
+	Redactor *wire.Redactor
+	// Logger receives internal errors. Default: none.
+	Logger *slog.Logger
+	// Denied, if set, counts each tool error that is a policy decision, by
+	// tenant and code (the server's metrics).
+	Denied func(tenant, code string)
+}
+
 // NewServer returns an MCP server with every agentbox tool.
-func NewServer(d api.MCPDeps) *mcp.Server {
+func NewServer(d Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "agentbox", Title: "agentbox environments", Version: Version},
 		&mcp.ServerOptions{
 			Instructions: "agentbox environments are sandboxes with a private copy-on-write workspace. " +
@@ -37,24 +47,13 @@ func NewServer(d api.MCPDeps) *mcp.Server {
 	return s
 }
 
-// HTTPHandler serves the tools over streamable HTTP. Sessions are bound to the
-// tenant and token that opened them (the SDK checks the token info's user id on
-// every request of a session).
-func HTTPHandler(d api.MCPDeps) http.Handler {
-	s := NewServer(d)
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute, Logger: d.Logger,
-			// Room for files_upload's base64 tar (maxTarBytes) and its JSON.
-			MaxRequestBodyBytes: 2 * maxTarBytes})
-}
-
 // ServeStdio serves the tools on standard input and output until the client
 // disconnects or ctx is done.
-func ServeStdio(ctx context.Context, d api.MCPDeps) error {
+func ServeStdio(ctx context.Context, d Options) error {
 	return NewServer(d).Run(ctx, &mcp.StdioTransport{})
 }
 
-type tools struct{ d api.MCPDeps }
+type tools struct{ d Options }
 
 // toolError is an error whose text is the API's envelope; the SDK returns it as a
 // tool result with isError set.
@@ -83,7 +82,7 @@ func (t *tools) fail(ctx context.Context, err error, what string) error {
 func add[In, Out any](t *tools, s *mcp.Server, tool *mcp.Tool, what func(In) string, h func(context.Context, In) (Out, error)) {
 	mcp.AddTool(s, tool, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		if req != nil && req.Extra != nil {
-			if c, ok := api.CallerFromTokenInfo(req.Extra.TokenInfo); ok {
+			if c, ok := callerFromTokenInfo(req.Extra.TokenInfo); ok {
 				ctx = access.WithCaller(ctx, c)
 			}
 		}

@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/agentbox/agentbox/internal/wire"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbox/agentbox/client"
-	"github.com/agentbox/agentbox/internal/env"
 )
 
 type patchIn struct {
@@ -48,39 +45,37 @@ func (t *tools) addEdit(s *mcp.Server) {
 		Annotations: hints("Apply patch", false, true, false)},
 		func(in patchIn) string { return envWhat(in.ID) },
 		func(ctx context.Context, in patchIn) (client.PatchReport, error) {
-			rep, err := svc.ApplyPatch(ctx, env.Owner{}, in.ID, []byte(in.Patch))
-			return wire.PatchReport(rep), err
+			return svc.ApplyPatch(ctx, in.ID, []byte(in.Patch))
 		})
 	add(t, s, &mcp.Tool{Name: "str_replace", Description: "Replace the one occurrence of old by new in a workspace file; zero or several occurrences are an ECONFLICT error saying how many.",
 		Annotations: hints("Replace string", false, true, false)},
 		func(in strReplaceIn) string { return envWhat(in.ID) },
 		func(ctx context.Context, in strReplaceIn) (okOut, error) {
-			err := svc.StrReplace(ctx, env.Owner{}, in.ID, in.Path, in.Old, in.New)
+			err := svc.StrReplace(ctx, in.ID, in.Path, in.Old, in.New)
 			return okOut{OK: err == nil}, err
 		})
 	add(t, s, &mcp.Tool{Name: "diff", Description: "Every change made in the environment's workspace since its creation, as a unified diff (added, deleted and binary files marked).",
 		Annotations: hints("Workspace diff", true, false, true)},
 		func(in EnvID) string { return envWhat(in.ID) },
 		func(ctx context.Context, in EnvID) (diffOut, error) {
-			d, err := svc.Diff(ctx, env.Owner{}, in.ID)
+			d, err := svc.Diff(ctx, in.ID)
 			return diffOut{Diff: string(d), Bytes: len(d)}, err
 		})
 	add(t, s, &mcp.Tool{Name: "artifact_export", Description: "Store a workspace file as an artifact that outlives the environment and only your tenant can read; returns its sha256 reference.",
 		Annotations: hints("Export artifact", false, false, true)},
 		func(in exportIn) string { return envWhat(in.ID) },
 		func(ctx context.Context, in exportIn) (client.Artifact, error) {
-			a, err := svc.Export(ctx, env.Owner{}, in.ID, in.Path)
-			return wire.Artifact(a), err
+			return svc.Export(ctx, in.ID, in.Path)
 		})
 	add(t, s, &mcp.Tool{Name: "artifact_read", Description: "Read an artifact (or a range of it) by reference.",
 		Annotations: hints("Read artifact", true, false, true)},
 		func(in artifactIn) string { return fmt.Sprintf("artifact %q", in.Ref) },
 		func(ctx context.Context, in artifactIn) (artifactOut, error) {
-			b, a, err := svc.ReadArtifact(ctx, env.Owner{}, in.Ref, in.Offset, in.Length)
+			b, a, err := svc.ReadArtifact(ctx, in.Ref, in.Offset, in.Length)
 			if err != nil {
 				return artifactOut{}, err
 			}
-			out := artifactOut{Artifact: wire.Artifact(a)}
+			out := artifactOut{Artifact: a}
 			out.readOut = encode(b)
 			return out, nil
 		})

@@ -3,12 +3,9 @@ package mcp
 import (
 	"context"
 
-	"github.com/agentbox/agentbox/internal/wire"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbox/agentbox/client"
-	"github.com/agentbox/agentbox/internal/env"
 )
 
 // EnvID names an environment.
@@ -35,36 +32,29 @@ func (t *tools) addEnv(s *mcp.Server) {
 		Annotations: hints("Create environment", false, false, false)},
 		func(client.CreateRequest) string { return "template" },
 		func(ctx context.Context, in client.CreateRequest) (client.Environment, error) {
-			o, err := wire.CreateOptions(in)
-			if err != nil {
-				return client.Environment{}, err
-			}
-			info, err := svc.Create(ctx, o)
-			return wire.Environment(info), err
+			return svc.Create(ctx, in)
 		})
 	add(t, s, &mcp.Tool{Name: "env_get", Description: "Describe an environment.",
 		Annotations: hints("Get environment", true, false, true)},
 		func(in EnvID) string { return envWhat(in.ID) },
 		func(ctx context.Context, in EnvID) (client.Environment, error) {
-			info, err := svc.Get(ctx, env.Owner{}, in.ID)
-			return wire.Environment(info), err
+			return svc.Get(ctx, in.ID)
 		})
 	add(t, s, &mcp.Tool{Name: "env_list", Description: "List your environments, optionally only those with all the given labels.",
 		Annotations: hints("List environments", true, false, true)},
 		func(listIn) string { return "environments" },
 		func(ctx context.Context, in listIn) (listOut, error) {
-			infos, err := svc.List(ctx, env.Owner{}, in.Labels)
-			out := listOut{Environments: []client.Environment{}}
-			for _, i := range infos {
-				out.Environments = append(out.Environments, wire.Environment(i))
+			envs, err := svc.List(ctx, in.Labels)
+			if envs == nil {
+				envs = []client.Environment{}
 			}
-			return out, err
+			return listOut{Environments: envs}, err
 		})
 	add(t, s, &mcp.Tool{Name: "env_destroy", Description: "Destroy an environment: kill every process in it and delete its workspace and everything not exported as an artifact. Destroying an environment that is already gone succeeds.",
 		Annotations: hints("Destroy environment", false, true, true)},
 		func(in EnvID) string { return envWhat(in.ID) },
 		func(ctx context.Context, in EnvID) (destroyOut, error) {
-			if err := svc.Destroy(ctx, env.Owner{}, in.ID); err != nil {
+			if err := svc.Destroy(ctx, in.ID); err != nil {
 				return destroyOut{}, err
 			}
 			return destroyOut{ID: in.ID, Destroyed: true}, nil

@@ -6,12 +6,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentbox/agentbox/internal/wire"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbox/agentbox/client"
-	"github.com/agentbox/agentbox/internal/env"
 )
 
 type execIn struct {
@@ -75,30 +72,20 @@ func (t *tools) addExec(s *mcp.Server) {
 		Annotations: hints("Run command", false, true, false)},
 		func(in execIn) string { return envWhat(in.ID) },
 		func(ctx context.Context, in execIn) (*client.Result, error) {
-			r, err := wire.ExecRequest(in.ExecRequest)
-			if err != nil {
-				return nil, err
-			}
-			res, err := svc.Exec(ctx, env.Owner{}, in.ID, r)
-			return wire.Result(res), err
+			return svc.Exec(ctx, in.ID, in.ExecRequest)
 		})
 	add(t, s, &mcp.Tool{Name: "exec_start", Description: "Start a command in the background; read its output with exec_output, feed it with exec_stdin, end it with exec_signal, wait with exec_wait.",
 		Annotations: hints("Start command", false, true, false)},
 		func(in execIn) string { return envWhat(in.ID) },
 		func(ctx context.Context, in execIn) (startOut, error) {
-			r, err := wire.ExecRequest(in.ExecRequest)
-			if err != nil {
-				return startOut{}, err
-			}
-			id, err := svc.Start(ctx, env.Owner{}, in.ID, r)
+			id, err := svc.Start(ctx, in.ID, in.ExecRequest)
 			return startOut{ProcessID: id}, err
 		})
 	add(t, s, &mcp.Tool{Name: "exec_wait", Description: "Wait for a background command to end and return its result.",
 		Annotations: hints("Wait for command", true, false, true)},
 		func(in ProcRef) string { return procWhat(in.ID, in.Process) },
 		func(ctx context.Context, in ProcRef) (*client.Result, error) {
-			res, err := svc.Wait(ctx, env.Owner{}, in.ID, in.Process)
-			return wire.Result(res), err
+			return svc.Wait(ctx, in.ID, in.Process)
 		})
 	add(t, s, &mcp.Tool{Name: "exec_output", Description: "Read a background command's output events after a sequence number, waiting up to wait_seconds for the first one. Call again with after=last_seq until exited is true.",
 		Annotations: hints("Read command output", true, false, true)},
@@ -110,14 +97,14 @@ func (t *tools) addExec(s *mcp.Server) {
 		Annotations: hints("Write to command", false, false, false)},
 		func(in stdinIn) string { return procWhat(in.ID, in.Process) },
 		func(ctx context.Context, in stdinIn) (okOut, error) {
-			err := svc.WriteStdin(ctx, env.Owner{}, in.ID, in.Process, []byte(in.Data), in.EOF)
+			err := svc.WriteStdin(ctx, in.ID, in.Process, []byte(in.Data), in.EOF)
 			return okOut{OK: err == nil}, err
 		})
 	add(t, s, &mcp.Tool{Name: "exec_signal", Description: "Send a signal to a background command (TERM, KILL, INT, ...).",
 		Annotations: hints("Signal command", false, true, false)},
 		func(in signalIn) string { return procWhat(in.ID, in.Process) },
 		func(ctx context.Context, in signalIn) (okOut, error) {
-			err := svc.Signal(ctx, env.Owner{}, in.ID, in.Process, in.Signal)
+			err := svc.Signal(ctx, in.ID, in.Process, in.Signal)
 			return okOut{OK: err == nil}, err
 		})
 }
@@ -125,7 +112,7 @@ func (t *tools) addExec(s *mcp.Server) {
 // readOutput collects the events available after in.After: it waits for the first
 // one (up to wait_seconds), then takes what follows without a pause, up to the exit
 // event or maxOutputBytes.
-func readOutput(ctx context.Context, svc env.Service, in outputIn) (outputOut, error) {
+func readOutput(ctx context.Context, svc Service, in outputIn) (outputOut, error) {
 	wait := time.Duration(in.WaitSeconds * float64(time.Second))
 	if wait <= 0 {
 		wait = 5 * time.Second
@@ -133,7 +120,7 @@ func readOutput(ctx context.Context, svc env.Service, in outputIn) (outputOut, e
 	wait = min(wait, time.Minute)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ch, err := svc.Events(ctx, env.Owner{}, in.ID, in.Process, in.After)
+	ch, err := svc.Events(ctx, in.ID, in.Process, in.After)
 	if err != nil {
 		return outputOut{}, err
 	}
@@ -142,7 +129,7 @@ func readOutput(ctx context.Context, svc env.Service, in outputIn) (outputOut, e
 	defer timer.Stop()
 	size := 0
 	for size < maxOutputBytes {
-		var ev env.Event
+		var ev client.Event
 		var ok bool
 		select {
 		case ev, ok = <-ch:
@@ -164,7 +151,7 @@ func readOutput(ctx context.Context, svc env.Service, in outputIn) (outputOut, e
 		out.Events = append(out.Events, oe)
 		out.LastSeq = ev.Seq
 		if ev.Kind == client.EventExit {
-			out.Exited, out.Result = true, wire.Result(ev.Result)
+			out.Exited, out.Result = true, ev.Result
 			return out, nil
 		}
 		// After the first event, only take what is already there.

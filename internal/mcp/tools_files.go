@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/agentbox/agentbox/internal/wire"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbox/agentbox/client"
@@ -74,7 +72,7 @@ func (t *tools) addFiles(s *mcp.Server) {
 		Annotations: hints("Read file", true, false, true)},
 		func(in readIn) string { return envWhat(in.ID) },
 		func(ctx context.Context, in readIn) (readOut, error) {
-			b, err := svc.ReadFile(ctx, env.Owner{}, in.ID, in.Path, in.Offset, in.Length)
+			b, err := svc.ReadFile(ctx, in.ID, in.Path, in.Offset, in.Length)
 			if err != nil {
 				return readOut{}, err
 			}
@@ -88,39 +86,37 @@ func (t *tools) addFiles(s *mcp.Server) {
 			if err != nil {
 				return writeOut{}, err
 			}
-			err = svc.WriteFile(ctx, env.Owner{}, in.ID, in.Path, data)
+			err = svc.WriteFile(ctx, in.ID, in.Path, data)
 			return writeOut{Path: in.Path, Bytes: len(data)}, err
 		})
 	add(t, s, &mcp.Tool{Name: "file_list", Description: "List a workspace directory; entries are described, never followed.",
 		Annotations: hints("List directory", true, false, true)},
 		func(in listDirIn) string { return envWhat(in.ID) },
 		func(ctx context.Context, in listDirIn) (listDirOut, error) {
-			ents, err := svc.ListDir(ctx, env.Owner{}, in.ID, dirOrRoot(in.Path))
-			out := listDirOut{Entries: []client.FileEntry{}}
-			for _, e := range ents {
-				out.Entries = append(out.Entries, wire.FileEntry(e))
+			ents, err := svc.ListDir(ctx, in.ID, dirOrRoot(in.Path))
+			if ents == nil {
+				ents = []client.FileEntry{}
 			}
-			return out, err
+			return listDirOut{Entries: ents}, err
 		})
 	add(t, s, &mcp.Tool{Name: "file_stat", Description: "Describe a workspace entry without following it (a symlink is described with its target).",
 		Annotations: hints("Stat file", true, false, true)},
 		pathWhat,
 		func(ctx context.Context, in PathIn) (client.FileEntry, error) {
-			e, err := svc.Stat(ctx, env.Owner{}, in.ID, in.Path)
-			return wire.FileEntry(e), err
+			return svc.Stat(ctx, in.ID, in.Path)
 		})
 	add(t, s, &mcp.Tool{Name: "file_remove", Description: "Remove a workspace file, symlink or directory tree.",
 		Annotations: hints("Remove file", false, true, true)},
 		pathWhat,
 		func(ctx context.Context, in PathIn) (okOut, error) {
-			err := svc.Remove(ctx, env.Owner{}, in.ID, in.Path)
+			err := svc.Remove(ctx, in.ID, in.Path)
 			return okOut{OK: err == nil}, err
 		})
 	add(t, s, &mcp.Tool{Name: "file_mkdir", Description: "Create a workspace directory and its missing parents.",
 		Annotations: hints("Make directory", false, false, true)},
 		pathWhat,
 		func(ctx context.Context, in PathIn) (okOut, error) {
-			err := svc.Mkdir(ctx, env.Owner{}, in.ID, in.Path)
+			err := svc.Mkdir(ctx, in.ID, in.Path)
 			return okOut{OK: err == nil}, err
 		})
 	add(t, s, &mcp.Tool{Name: "files_download", Description: fmt.Sprintf("Pack a workspace file or directory as a tar archive, base64-encoded (at most %d MiB).", maxTarBytes>>20),
@@ -128,7 +124,7 @@ func (t *tools) addFiles(s *mcp.Server) {
 		func(in listDirIn) string { return envWhat(in.ID) },
 		func(ctx context.Context, in listDirIn) (tarOut, error) {
 			var buf bytes.Buffer
-			if err := svc.Download(ctx, env.Owner{}, in.ID, dirOrRoot(in.Path), &capped{w: &buf, n: maxTarBytes}); err != nil {
+			if err := svc.Download(ctx, in.ID, dirOrRoot(in.Path), &capped{w: &buf, n: maxTarBytes}); err != nil {
 				return tarOut{}, err
 			}
 			return tarOut{TarBase64: base64.StdEncoding.EncodeToString(buf.Bytes()), Bytes: buf.Len()}, nil
@@ -141,7 +137,7 @@ func (t *tools) addFiles(s *mcp.Server) {
 			if err != nil {
 				return okOut{}, err
 			}
-			err = svc.Upload(ctx, env.Owner{}, in.ID, dirOrRoot(in.Path), bytes.NewReader(b))
+			err = svc.Upload(ctx, in.ID, dirOrRoot(in.Path), bytes.NewReader(b))
 			return okOut{OK: err == nil}, err
 		})
 }

@@ -7,14 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbox/agentbox/internal/wire"
-
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbox/agentbox/client"
-	"github.com/agentbox/agentbox/internal/api"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/runner"
+	"github.com/agentbox/agentbox/internal/wire"
 	"github.com/agentbox/agentbox/internal/workspace"
 )
 
@@ -45,7 +43,7 @@ func (stubService) Exec(_ context.Context, _ env.Owner, id string, r env.ExecReq
 	return &runner.Result{ExitCode: 3, Stdout: r.Argv[0], Limit: runner.LimitTimeout, TimedOut: true}, nil
 }
 
-func session(t *testing.T, d api.MCPDeps) *sdk.ClientSession {
+func session(t *testing.T, d Options) *sdk.ClientSession {
 	t.Helper()
 	ct, st := sdk.NewInMemoryTransports()
 	ctx := context.Background()
@@ -65,7 +63,7 @@ func session(t *testing.T, d api.MCPDeps) *sdk.ClientSession {
 // TestToolAnnotations: every tool has input and output schemas (objects) and the
 // annotations this table holds; none is open-world.
 func TestToolAnnotations(t *testing.T) {
-	cs := session(t, api.MCPDeps{Service: stubService{}})
+	cs := session(t, Options{Service: wire.New(stubService{})})
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +111,7 @@ func TestToolAnnotations(t *testing.T) {
 // envelope, with the same codes and the same no-enumeration and no-host-path rules.
 func TestToolErrors(t *testing.T) {
 	var denied []string
-	cs := session(t, api.MCPDeps{Service: stubService{}, Redactor: wire.NewRedactor("/var/lib/agentbox"),
+	cs := session(t, Options{Service: wire.New(stubService{}), Redactor: wire.NewRedactor("/var/lib/agentbox"),
 		Denied: func(_, c string) { denied = append(denied, c) }})
 	for _, tc := range []struct {
 		tool string
@@ -156,7 +154,7 @@ func TestToolErrors(t *testing.T) {
 }
 
 func TestToolResults(t *testing.T) {
-	cs := session(t, api.MCPDeps{Service: stubService{}})
+	cs := session(t, Options{Service: wire.New(stubService{})})
 	ctx := context.Background()
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "file_read", Arguments: map[string]any{"id": "e1", "path": "bin"}})
 	if err != nil || res.IsError {
