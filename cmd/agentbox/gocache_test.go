@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/env"
-	"github.com/agentbox/agentbox/internal/grade"
+	"github.com/agentbox/agentbox/internal/gocache"
 	"github.com/agentbox/agentbox/internal/task"
 )
 
@@ -43,7 +43,7 @@ func warmGoCache(t *testing.T) {
 				goTasks = append(goTasks, &slow)
 			}
 		}
-		warmErr = grade.WarmGoCache(t.Context(), m, env.Owner{Tenant: "test"}, goTasks, goCacheDir, "")
+		warmErr = gocache.Warm(t.Context(), m, env.Owner{Tenant: "test"}, goTasks, goCacheDir, "")
 	})
 	if warmErr != nil {
 		t.Fatalf("warm the Go build cache: %v", warmErr)

@@ -2,17 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/agentbox/agentbox/internal/env"
-	"github.com/agentbox/agentbox/internal/grade"
+	"github.com/agentbox/agentbox/internal/gocache"
 	"github.com/agentbox/agentbox/internal/task"
 )
 
@@ -63,41 +61,11 @@ func loadSuite(ctx context.Context, spec, repos, tmp string) ([]*task.Task, erro
 	return task.LoadSuite(out)
 }
 
-// goCacheFor returns the warm Go build cache for the Go tasks among tasks,
-// warming it first when needed (see grade.WarmGoCache), or "" when flag is "off"
-// or no task is in Go. By default it lives in the user's cache directory, one per
-// Go version, and is reused by later runs.
-func goCacheFor(ctx context.Context, svc env.Service, flag string, tasks []*task.Task, say func(string)) (string, error) {
-	if flag == "off" || !hasGo(tasks) {
+// goCacheFor returns the warm Go build cache for the Go tasks among tasks (see
+// gocache.For), or "" when flag is "off".
+func goCacheFor(ctx context.Context, svc gocache.Service, flag string, tasks []*task.Task, say func(string)) (string, error) {
+	if flag == "off" {
 		return "", nil
 	}
-	dir := flag
-	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("go cache: %w (give --go-cache DIR or --go-cache off)", err)
-		}
-		out, err := exec.CommandContext(ctx, "go", "env", "GOVERSION").Output()
-		if err != nil {
-			cmd := exec.CommandContext(ctx, filepath.Join("/usr/local/go/bin", "go"), "env", "GOVERSION")
-			if out, err = cmd.Output(); err != nil {
-				return "", errors.New("go cache: no go toolchain found for the Go tasks (install Go at /usr/local/go, or give --go-cache off to compile cold)")
-			}
-		}
-		dir = filepath.Join(base, "agentbox", "gocache-"+strings.TrimSpace(string(out)))
-	}
-	say("go build cache: " + dir + " (warmed on first use by compiling the Go tasks' starting code in sandboxes)")
-	if err := grade.WarmGoCache(ctx, svc, env.Owner{Tenant: "local", Task: "warm"}, tasks, dir, ""); err != nil {
-		return "", err
-	}
-	return dir, nil
-}
-
-func hasGo(tasks []*task.Task) bool {
-	for _, t := range tasks {
-		if t.Language == task.Go {
-			return true
-		}
-	}
-	return false
+	return gocache.For(ctx, svc, env.Owner{Tenant: "local", Task: "warm"}, tasks, flag, say)
 }

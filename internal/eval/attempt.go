@@ -14,6 +14,7 @@ import (
 	"github.com/agentbox/agentbox/internal/agent"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/eval/report"
+	"github.com/agentbox/agentbox/internal/gocache"
 	"github.com/agentbox/agentbox/internal/grade"
 	"github.com/agentbox/agentbox/internal/task"
 	"github.com/agentbox/agentbox/internal/tool"
@@ -143,7 +144,7 @@ func (o *Options) runAgent(ctx context.Context, run string, t *task.Task, dir, g
 		}
 	}()
 	if t.Language == task.Go && goCache != "" {
-		if err := grade.SeedGoCache(ctx, o.Service, o.owner(t), e.ID, goCache, agentScratch+"/gocache"); err != nil {
+		if err := gocache.Seed(ctx, o.Service, o.owner(t), e.ID, goCache, agentScratch+"/gocache"); err != nil {
 			return nil, err
 		}
 	}

@@ -46,7 +46,7 @@ type Options struct {
 	Grade grade.Options
 	// GoCache, when set, is called once, by the first attempt at a Go task, for
 	// the warm Go build cache directory that grading and the agents' environments
-	// start from (see grade.WarmGoCache); other attempts run meanwhile.
+	// start from (see gocache.Warm); other attempts run meanwhile.
 	GoCache func(context.Context) (string, error)
 	// Progress hears about attempts as they start and end; nil hears nothing.
 	Progress Progress

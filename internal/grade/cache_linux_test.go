@@ -8,10 +8,11 @@ import (
 
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/env/envtest"
+	"github.com/agentbox/agentbox/internal/gocache"
 	"github.com/agentbox/agentbox/internal/task"
 )
 
-// goCache is a build cache warmed once for the package by WarmGoCache from the
+// goCache is a build cache warmed once for the package by gocache.Warm from the
 // built-in Go tasks. A cold cache costs ~19 s per Go task here; the grader copies
 // this one into each run instead, as Options.GoCache says.
 var (
@@ -42,10 +43,27 @@ func goCache(t *testing.T) string {
 			}
 		}
 		goCacheDir = filepath.Join(suiteDir, "gocache")
-		goCacheErr = WarmGoCache(t.Context(), m, owner, goTasks, goCacheDir, "")
+		goCacheErr = gocache.Warm(t.Context(), m, owner, goTasks, goCacheDir, "")
 	})
 	if goCacheErr != nil {
 		t.Fatalf("warm go cache: %v", goCacheErr)
 	}
 	return goCacheDir
+}
+
+// TestGradeWithGoCache: G01's reference resolves with the warm cache copied into
+// the run.
+func TestGradeWithGoCache(t *testing.T) {
+	m := envtest.New(t)
+	dir := goCache(t)
+	tk := builtin(t, "G01")
+	ref, err := tk.ReadReference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if v := gradeIt(t, m, tk, ref, Options{GoCache: dir}); !v.Resolved {
+		t.Fatalf("G01 reference with the warmed cache: %s", dump(v))
+	}
+	t.Logf("G01 graded in %v with the warmed cache", time.Since(start))
 }

@@ -15,15 +15,33 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/gocache"
 	"github.com/agentbox/agentbox/internal/runner"
 	"github.com/agentbox/agentbox/internal/task"
+	"github.com/agentbox/agentbox/internal/workspace"
 )
+
+// Service is the part of the environment service the grader calls: it makes an
+// environment from the pristine repository, applies the patch, copies the hidden
+// tests (and a warm Go cache) in, runs the commands, and reads their results.
+type Service interface {
+	Create(ctx context.Context, o env.CreateOptions) (env.Info, error)
+	Destroy(ctx context.Context, owner env.Owner, id string) error
+	Exec(ctx context.Context, owner env.Owner, id string, r env.ExecRequest) (*runner.Result, error)
+	ReadFile(ctx context.Context, owner env.Owner, id, path string, offset, length int64) ([]byte, error)
+	ListDir(ctx context.Context, owner env.Owner, id, path string) ([]workspace.Entry, error)
+	Mkdir(ctx context.Context, owner env.Owner, id, path string) error
+	Remove(ctx context.Context, owner env.Owner, id, path string) error
+	Upload(ctx context.Context, owner env.Owner, id, path string, r io.Reader) error
+	ApplyPatch(ctx context.Context, owner env.Owner, id string, patch []byte) (workspace.PatchReport, error)
+	ReadArtifact(ctx context.Context, owner env.Owner, ref string, offset, length int64) ([]byte, env.Artifact, error)
+}
 
 // Grade grades patch against t in a fresh environment of svc owned by owner.
 // A patch touching a protected path is graded tampered without running anything.
 // The environment is always destroyed. The error is non-nil only for a caller
 // mistake (nil task or service); every other failure is in the Verdict.
-func Grade(ctx context.Context, svc env.Service, owner env.Owner, t *task.Task, patch []byte, opts Options) (Verdict, error) {
+func Grade(ctx context.Context, svc Service, owner env.Owner, t *task.Task, patch []byte, opts Options) (Verdict, error) {
 	if svc == nil || t == nil {
 		return Verdict{}, errors.New("grade: nil service or task")
 	}
@@ -33,7 +51,7 @@ func Grade(ctx context.Context, svc env.Service, owner env.Owner, t *task.Task, 
 	return v, nil
 }
 
-func grade(ctx context.Context, svc env.Service, owner env.Owner, t *task.Task, patch []byte, o Options) Verdict {
+func grade(ctx context.Context, svc Service, owner env.Owner, t *task.Task, patch []byte, o Options) Verdict {
 	v := Verdict{FailToPass: Split{Failed: slices.Clone(t.FailToPass)}, PassToPass: Split{Failed: slices.Clone(t.PassToPass)}}
 	empty := len(bytes.TrimSpace(patch)) == 0
 	var paths []string
@@ -294,7 +312,7 @@ func split(res task.Results, ids []string) Split {
 
 // run is one environment being graded.
 type run struct {
-	svc   env.Service
+	svc   Service
 	owner env.Owner
 	id    string
 	t     *task.Task
@@ -313,11 +331,7 @@ func (r *run) prepare(ctx context.Context) error {
 		return fmt.Errorf("make scratch directory: %w", err)
 	}
 	if r.t.Language == task.Go && r.o.GoCache != "" {
-		names, err := cacheFiles(r.o.GoCache)
-		if err != nil {
-			return fmt.Errorf("read go cache: %w", err)
-		}
-		if err := upload(ctx, r.svc, r.owner, r.id, r.priv+"/scratch/gocache", r.o.GoCache, names); err != nil {
+		if err := gocache.Upload(ctx, r.svc, r.owner, r.id, r.o.GoCache, r.priv+"/scratch/gocache"); err != nil {
 			return fmt.Errorf("copy go cache: %w", err)
 		}
 	}

@@ -38,7 +38,7 @@ func TestTouched(t *testing.T) {
 }
 
 // failingService fails every Create; any other call would panic (nil interface).
-type failingService struct{ env.Service }
+type failingService struct{ Service }
 
 func (failingService) Create(context.Context, env.CreateOptions) (env.Info, error) {
 	return env.Info{}, errors.New("no sandbox here")
