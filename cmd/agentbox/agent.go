@@ -196,15 +196,6 @@ func agentMain(ctx context.Context, o *agentOptions) error {
 		return err
 	}
 	defer closeSvc()
-	e, err := agent.OpenEnv(ctx, agent.EnvOptions{Service: svc, Owner: env.Owner{Tenant: "local", Task: "agent"},
-		Workspace: ws, TTL: o.limits.MaxWall + time.Minute,
-		// Bytecode caches would otherwise show up in the final diff.
-		Tools: tool.BuiltinOptions{TestCommand: strings.Fields(o.testCmd), Env: []string{"PYTHONDONTWRITEBYTECODE=1"}}})
-	if err != nil {
-		return err
-	}
-	defer e.Close(ctx)
-
 	var sinks []trace.Sink
 	var files []*os.File
 	defer func() {
@@ -234,23 +225,25 @@ func agentMain(ctx context.Context, o *agentOptions) error {
 		}
 		sinks = append(sinks, trace.NewProjector(w))
 	}
-	log := trace.NewLog(trace.LogOptions{Session: agent.NewSessionID(), Sinks: sinks, Redact: redact})
-	res, err := agent.Run(ctx, agent.Options{Goal: o.goal, Policy: policy, Tools: e.Registry, Limits: o.limits,
-		Log: log, Model: o.model, EnvID: e.ID})
+	s, err := agent.RunSession(ctx, agent.SessionOptions{
+		Env: tool.EnvOptions{Service: svc, Owner: env.Owner{Tenant: "local", Task: "agent"},
+			Workspace: ws, TTL: o.limits.MaxWall + time.Minute,
+			// Bytecode caches would otherwise show up in the final diff.
+			Tools: tool.BuiltinOptions{TestCommand: strings.Fields(o.testCmd), Env: []string{"PYTHONDONTWRITEBYTECODE=1"}}},
+		Goal: o.goal, Policy: policy, Limits: o.limits, Model: o.model, Sinks: sinks, Redact: redact})
+	if s == nil {
+		return err
+	}
+	if o.diffOut != "" && s.DiffErr == nil {
+		s.DiffErr = os.WriteFile(o.diffOut, s.Diff, 0o644)
+	}
+	if perr := printAgentResult(o, s.Result, s.Diff, s.DiffErr); perr != nil {
+		return perr
+	}
 	if err != nil {
 		return err
 	}
-	diff, derr := e.Diff(context.WithoutCancel(ctx))
-	if o.diffOut != "" && derr == nil {
-		derr = os.WriteFile(o.diffOut, diff, 0o644)
-	}
-	if err := printAgentResult(o, res, diff, derr); err != nil {
-		return err
-	}
-	if err := log.Err(); err != nil {
-		return err
-	}
-	if res.StopReason != agent.StopDone {
+	if s.StopReason != agent.StopDone {
 		return exitError{1}
 	}
 	return nil

@@ -20,7 +20,7 @@ import (
 // calcEnv copies the built-in calc task's repository to a host directory, puts a
 // secret next to it, opens an environment on it with the built-in tools, and
 // returns the environment, the workspace and the secret's path.
-func calcEnv(t *testing.T) (*Env, string, string) {
+func calcEnv(t *testing.T) (*tool.Env, string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	tasks, err := task.Builtin(filepath.Join(dir, "tasks"))
@@ -41,7 +41,7 @@ func calcEnv(t *testing.T) (*Env, string, string) {
 	if err := os.WriteFile(secret, []byte("TOP-SECRET-HOST-CONTENT\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e, err := OpenEnv(context.Background(), EnvOptions{Service: envtest.New(t), Owner: env.Owner{Tenant: "test", Task: "calc"},
+	e, err := tool.OpenEnv(context.Background(), tool.EnvOptions{Service: envtest.New(t), Owner: env.Owner{Tenant: "test", Task: "calc"},
 		Workspace: ws, Tools: tool.BuiltinOptions{TestCommand: []string{"python3", "-B", "-m", "unittest", "-v"}}})
 	if err != nil {
 		t.Fatal(err)

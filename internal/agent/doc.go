@@ -12,6 +12,10 @@
 // version): the same fingerprint Limits.NoProgressWindow times in a row, an A-B-A-B
 // alternation, or the same error Limits.RepeatedErrors times in a row.
 //
+// RunSession is one session from start to end: the environment and its built-in
+// tools made (tool.OpenEnv), the loop run, the final diff taken, the environment
+// destroyed; `agentbox agent` and each eval attempt run one.
+//
 // Policies: Scripted (seed 002's deterministic modes good, loop and escape),
 // Sequence (a fixed list of actions), and ModelPolicy, which drives an OpenAI- or
 // Anthropic-protocol model through package model with the tools offered as tool
@@ -20,7 +24,8 @@
 // effects.
 //
 // It deliberately does not touch code or files itself (only tools do, and the
-// built-in ones only through the environment API), hold API keys (cmd/ builds the
+// built-in ones only through the environment API; the event log's sinks are the
+// caller's writers), hold API keys (cmd/ builds the
 // model client), run tool calls in parallel, summarise or compact the history
 // beyond what model.TrimOnOverflow does, or persist events (trace sinks do).
 package agent

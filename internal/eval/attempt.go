@@ -128,27 +128,6 @@ func (o *Options) runAgent(ctx context.Context, run string, t *task.Task, dir, g
 	if path == "" {
 		path = grade.DefaultPath
 	}
-	e, err := agent.OpenEnv(ctx, agent.EnvOptions{
-		Service: o.Service, Owner: o.owner(t), Workspace: t.Repo,
-		Limits: env.Limits{Memory: t.Limits.Memory, Pids: t.Limits.Pids}, TTL: lim.MaxWall + 5*time.Minute,
-		Labels: map[string]string{"agentbox.eval": run, "agentbox.task": t.ID},
-		Tools: tool.BuiltinOptions{TestCommand: t.PublicTestCommand, TestTimeout: t.Limits.Timeout,
-			Env: append([]string{"PATH=" + path}, t.Env(agentScratch)...)},
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if cerr := e.Close(ctx); cerr != nil && err == nil {
-			err = fmt.Errorf("destroy the agent's environment: %w", cerr)
-		}
-	}()
-	if t.Language == task.Go && goCache != "" {
-		if err := gocache.Seed(ctx, o.Service, o.owner(t), e.ID, goCache, agentScratch+"/gocache"); err != nil {
-			return nil, err
-		}
-	}
-
 	tf, err := os.Create(filepath.Join(dir, traceFile))
 	if err != nil {
 		return nil, err
@@ -159,31 +138,33 @@ func (o *Options) runAgent(ctx context.Context, run string, t *task.Task, dir, g
 		return nil, err
 	}
 	defer ef.Close()
-	log := trace.NewLog(trace.LogOptions{Session: agent.NewSessionID(), Redact: redact,
-		Sinks: []trace.Sink{trace.NewJSONL(ef), trace.NewProjector(tf)}})
-	astart := time.Now()
-	res, err := agent.Run(ctx, agent.Options{Goal: t.Statement, Policy: pol, Tools: e.Registry, Limits: lim,
-		Log: log, Model: o.Model, EnvID: e.ID})
-	a.AgentMS = time.Since(astart).Milliseconds()
+	var prepare func(context.Context, string) error
+	if t.Language == task.Go && goCache != "" {
+		prepare = func(ctx context.Context, id string) error {
+			return gocache.Seed(ctx, o.Service, o.owner(t), id, goCache, agentScratch+"/gocache")
+		}
+	}
+	s, err := agent.RunSession(ctx, agent.SessionOptions{
+		Env: tool.EnvOptions{Service: o.Service, Owner: o.owner(t), Workspace: t.Repo,
+			Limits: env.Limits{Memory: t.Limits.Memory, Pids: t.Limits.Pids}, TTL: lim.MaxWall + 5*time.Minute,
+			Labels: map[string]string{"agentbox.eval": run, "agentbox.task": t.ID},
+			Tools: tool.BuiltinOptions{TestCommand: t.PublicTestCommand, TestTimeout: t.Limits.Timeout,
+				Env: append([]string{"PATH=" + path}, t.Env(agentScratch)...)}},
+		Prepare: prepare, Goal: t.Statement, Policy: pol, Limits: lim, Model: o.Model,
+		Sinks: []trace.Sink{trace.NewJSONL(ef), trace.NewProjector(tf)}, Redact: redact})
 	if err != nil {
 		return nil, err
 	}
-	if err := log.Err(); err != nil {
-		return nil, fmt.Errorf("write trace: %w", err)
+	a.AgentMS = s.Duration.Milliseconds()
+	a.StopReason, a.Steps, a.ToolCalls = string(s.StopReason), s.Steps, s.ToolCalls
+	a.CostUSD, a.InputTokens, a.OutputTokens = s.Usage.CostUSD, int64(s.Usage.InputTokens), int64(s.Usage.OutputTokens)
+	if s.DiffErr != nil {
+		return nil, fmt.Errorf("diff: %w", s.DiffErr)
 	}
-	a.StopReason, a.Steps, a.ToolCalls = string(res.StopReason), res.Steps, res.ToolCalls
-	a.CostUSD, a.InputTokens, a.OutputTokens = res.Usage.CostUSD, int64(res.Usage.InputTokens), int64(res.Usage.OutputTokens)
-
-	// The diff is taken whatever the stop reason: a session that ran out of budget
-	// may still have fixed the task, and the grader, not the agent, decides.
-	patch, err = e.Diff(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("diff: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, patchFile), patch, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, patchFile), s.Diff, 0o644); err != nil {
 		return nil, err
 	}
-	return patch, nil
+	return s.Diff, nil
 }
 
 // readAttempt reads a recorded attempt of the results directory out.

@@ -14,18 +14,28 @@ import (
 	"github.com/agentbox/agentbox/internal/agent"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/eval/report"
+	"github.com/agentbox/agentbox/internal/gocache"
 	"github.com/agentbox/agentbox/internal/grade"
 	"github.com/agentbox/agentbox/internal/task"
+	"github.com/agentbox/agentbox/internal/tool"
 )
 
 // PolicyFunc returns a fresh policy for one attempt at a task, and the strings
 // (API keys) its trace must never hold.
 type PolicyFunc func(t *task.Task) (agent.Policy, []string, error)
 
+// Service is what a run calls: the agents' environments and tools, the
+// grader's, and the Go cache's.
+type Service interface {
+	tool.Service
+	grade.Service
+	gocache.Service
+}
+
 // Options describe one evaluation run. Service, Tasks, Policy and Out are
 // required; the rest have safe defaults.
 type Options struct {
-	Service env.Service
+	Service Service
 	Owner   env.Owner // tenant "local" when empty; Task is set per attempt
 	Tasks   []*task.Task
 	// Suite, PolicyName and Model label the report.

@@ -16,7 +16,7 @@ import (
 // BuiltinOptions configure the built-in tools of one session. Service, EnvID and
 // Owner are required; zero limits take the defaults below.
 type BuiltinOptions struct {
-	Service env.Service
+	Service Service
 	Owner   env.Owner
 	EnvID   string
 

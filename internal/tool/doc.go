@@ -1,6 +1,8 @@
 // Package tool is the agent's tool contract: what a tool is (Spec), how a call is
 // authorised, checked and run (Registry), what every call returns (Envelope), and
-// the built-in tools that reach code through the environment API (env.Service).
+// the built-in tools that reach code through the environment API (Service, the
+// part of env.Service they call), and the environment a session works in
+// (OpenEnv: made from a host directory or a template, destroyed by Close).
 //
 // A Spec carries, besides its name, description and input and output JSON Schemas
 // (in the shape MCP uses, so an MCP server's tools can be registered the same way),
@@ -20,5 +22,5 @@
 //
 // It deliberately does not decide what to call next, keep budgets other than
 // charging a tool's declared cost, retry anything, or touch the host filesystem:
-// every built-in tool goes through env.Service, which is the only way to code.
+// every built-in tool goes through the environment service, the only way to code.
 package tool

@@ -1,19 +1,37 @@
-package agent
+package tool
 
 import (
 	"context"
 	"errors"
 	"fmt"
+
 	"time"
 
 	"github.com/agentbox/agentbox/internal/env"
-	"github.com/agentbox/agentbox/internal/tool"
+	"github.com/agentbox/agentbox/internal/runner"
+	"github.com/agentbox/agentbox/internal/workspace"
 )
+
+// Service is the part of the environment service the built-in tools call:
+// commands, the workspace's files, edits and their diff, artifacts, and (for
+// OpenEnv) creating and destroying the environment.
+type Service interface {
+	Create(ctx context.Context, o env.CreateOptions) (env.Info, error)
+	Destroy(ctx context.Context, owner env.Owner, id string) error
+	Exec(ctx context.Context, owner env.Owner, id string, r env.ExecRequest) (*runner.Result, error)
+	ReadFile(ctx context.Context, owner env.Owner, id, path string, offset, length int64) ([]byte, error)
+	WriteFile(ctx context.Context, owner env.Owner, id, path string, data []byte) error
+	ListDir(ctx context.Context, owner env.Owner, id, path string) ([]workspace.Entry, error)
+	Stat(ctx context.Context, owner env.Owner, id, path string) (workspace.Entry, error)
+	Mkdir(ctx context.Context, owner env.Owner, id, path string) error
+	env.Edits
+	env.Artifacts
+}
 
 // EnvOptions describe the environment a session works in and the built-in tools
 // it gets.
 type EnvOptions struct {
-	Service env.Service
+	Service Service
 	Owner   env.Owner
 	// Workspace (a host directory, used as the read-only lower layer) or Template
 	// names what the environment starts from.
@@ -23,7 +41,7 @@ type EnvOptions struct {
 	TTL       time.Duration
 	Labels    map[string]string
 	// Tools configure the built-in tools; Service, Owner and EnvID are filled in.
-	Tools tool.BuiltinOptions
+	Tools BuiltinOptions
 	// Scopes granted to the session; nil grants every built-in tool.
 	Scopes []string
 }
@@ -31,10 +49,10 @@ type EnvOptions struct {
 // Env is a fresh environment with the built-in tools registered on it.
 type Env struct {
 	ID        string
-	Registry  *tool.Registry
-	Workspace *tool.Workspace
+	Registry  *Registry
+	Workspace *Workspace
 
-	svc   env.Service
+	svc   Service
 	owner env.Owner
 }
 
@@ -42,21 +60,21 @@ type Env struct {
 // tools on it. Close destroys it.
 func OpenEnv(ctx context.Context, o EnvOptions) (*Env, error) {
 	if o.Service == nil {
-		return nil, errors.New("agent: no environment service")
+		return nil, errors.New("tool: no environment service")
 	}
 	info, err := o.Service.Create(ctx, env.CreateOptions{Owner: o.Owner, Workspace: o.Workspace, Template: o.Template,
 		Limits: o.Limits, Network: "none", TTL: o.TTL, Labels: o.Labels})
 	if err != nil {
-		return nil, fmt.Errorf("agent: create environment: %w", err)
+		return nil, fmt.Errorf("tool: create environment: %w", err)
 	}
 	scopes := o.Scopes
 	if scopes == nil {
-		scopes = tool.BuiltinScopes
+		scopes = BuiltinScopes
 	}
-	reg := tool.NewRegistry(tool.Options{Scopes: scopes})
+	reg := NewRegistry(Options{Scopes: scopes})
 	bo := o.Tools
 	bo.Service, bo.Owner, bo.EnvID = o.Service, o.Owner, info.ID
-	ws, err := tool.RegisterBuiltins(ctx, reg, bo)
+	ws, err := RegisterBuiltins(ctx, reg, bo)
 	if err != nil {
 		_ = o.Service.Destroy(context.WithoutCancel(ctx), o.Owner, info.ID)
 		return nil, err

@@ -1,0 +1,71 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentbox/agentbox/internal/tool"
+	"github.com/agentbox/agentbox/internal/trace"
+)
+
+// SessionOptions describe one session in an environment of its own.
+type SessionOptions struct {
+	// Env is the environment to make and the built-in tools to register on it
+	// (tool.OpenEnv).
+	Env tool.EnvOptions
+	// Prepare, if set, runs on the fresh environment before the session starts
+	// (eval seeds a warm Go cache into it).
+	Prepare func(ctx context.Context, envID string) error
+	Goal    string
+	Policy  Policy
+	Limits  Limits
+	Model   string
+	// Sinks receive the session's events (trace.NewJSONL, trace.NewProjector);
+	// Redact are strings no event may hold (API keys).
+	Sinks  []trace.Sink
+	Redact []string
+}
+
+// Session is what a session left.
+type Session struct {
+	*Result
+	EnvID string
+	// Diff is the environment's final diff, taken whatever the stop reason: a
+	// session that ran out of budget may still have fixed the task, and the
+	// grader, not the agent, decides. DiffErr says why it could not be read.
+	Diff    []byte
+	DiffErr error
+}
+
+// RunSession makes the environment, runs one session in it with the built-in
+// tools, takes its diff and destroys it. The error says why the session could not
+// run; a log that could not be written is an error too, returned with the
+// session it recorded.
+func RunSession(ctx context.Context, o SessionOptions) (s *Session, err error) {
+	e, err := tool.OpenEnv(ctx, o.Env)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := e.Close(ctx); cerr != nil && err == nil {
+			err = fmt.Errorf("destroy the agent's environment: %w", cerr)
+		}
+	}()
+	if o.Prepare != nil {
+		if err := o.Prepare(ctx, e.ID); err != nil {
+			return nil, err
+		}
+	}
+	log := trace.NewLog(trace.LogOptions{Session: NewSessionID(), Sinks: o.Sinks, Redact: o.Redact})
+	res, err := Run(ctx, Options{Goal: o.Goal, Policy: o.Policy, Tools: e.Registry, Limits: o.Limits,
+		Log: log, Model: o.Model, EnvID: e.ID})
+	if err != nil {
+		return nil, err
+	}
+	s = &Session{Result: res, EnvID: e.ID}
+	s.Diff, s.DiffErr = e.Diff(context.WithoutCancel(ctx))
+	if err := log.Err(); err != nil {
+		return s, fmt.Errorf("write trace: %w", err)
+	}
+	return s, nil
+}
