@@ -105,7 +105,7 @@ const (
 // SignalRequest names a signal: "TERM", "KILL", "INT", "HUP", "QUIT", "USR1", "USR2",
 // "STOP", "CONT".
 type SignalRequest struct {
-	Signal string `json:"signal"`
+	Signal string `json:"signal" jsonschema:"TERM, KILL, INT, HUP, QUIT, USR1, USR2, STOP or CONT"`
 }
 
 // FileEntry describes one entry of a workspace without following it.
@@ -130,7 +130,7 @@ const (
 
 // PatchRequest carries a unified diff (git or plain) to apply all or nothing.
 type PatchRequest struct {
-	Patch string `json:"patch"`
+	Patch string `json:"patch" jsonschema:"a unified diff (git or plain); applied all hunks or none, without fuzz"`
 }
 
 // PatchReport lists the files a patch changed, in patch order.
@@ -149,14 +149,14 @@ type PatchedFile struct {
 
 // StrReplaceRequest replaces the one occurrence of Old in the file at Path by New.
 type StrReplaceRequest struct {
-	Path string `json:"path"`
-	Old  string `json:"old"`
-	New  string `json:"new"`
+	Path string `json:"path" jsonschema:"file relative to the workspace root"`
+	Old  string `json:"old" jsonschema:"text that must occur exactly once in the file"`
+	New  string `json:"new" jsonschema:"replacement text"`
 }
 
 // ExportRequest exports the workspace file at Path as an artifact.
 type ExportRequest struct {
-	Path string `json:"path"`
+	Path string `json:"path" jsonschema:"path relative to the workspace root"`
 }
 
 // Artifact is a stored output or file, readable only by its owner's tenant.

@@ -10,15 +10,13 @@ import (
 )
 
 type patchIn struct {
-	ID    string `json:"id" jsonschema:"environment id"`
-	Patch string `json:"patch" jsonschema:"a unified diff (git or plain); applied all hunks or none, without fuzz"`
+	envID
+	client.PatchRequest
 }
 
 type strReplaceIn struct {
-	ID   string `json:"id" jsonschema:"environment id"`
-	Path string `json:"path" jsonschema:"file relative to the workspace root"`
-	Old  string `json:"old" jsonschema:"text that must occur exactly once in the file"`
-	New  string `json:"new" jsonschema:"replacement text"`
+	envID
+	client.StrReplaceRequest
 }
 
 type diffOut struct {
@@ -26,7 +24,10 @@ type diffOut struct {
 	Bytes int    `json:"bytes"`
 }
 
-type exportIn = PathIn
+type exportIn struct {
+	envID
+	client.ExportRequest
+}
 
 type artifactIn struct {
 	Ref    string `json:"ref" jsonschema:"artifact reference, sha256:<hex>"`
@@ -56,8 +57,8 @@ func (t *tools) addEdit(s *mcp.Server) {
 		})
 	add(t, s, &mcp.Tool{Name: "diff", Description: "Every change made in the environment's workspace since its creation, as a unified diff (added, deleted and binary files marked).",
 		Annotations: hints("Workspace diff", true, false, true)},
-		func(in EnvID) string { return envWhat(in.ID) },
-		func(ctx context.Context, in EnvID) (diffOut, error) {
+		func(in envID) string { return envWhat(in.ID) },
+		func(ctx context.Context, in envID) (diffOut, error) {
 			d, err := svc.Diff(ctx, in.ID)
 			return diffOut{Diff: string(d), Bytes: len(d)}, err
 		})

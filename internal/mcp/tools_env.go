@@ -8,8 +8,8 @@ import (
 	"github.com/agentbox/agentbox/client"
 )
 
-// EnvID names an environment.
-type EnvID struct {
+// envID names an environment.
+type envID struct {
 	ID string `json:"id" jsonschema:"environment id"`
 }
 
@@ -36,8 +36,8 @@ func (t *tools) addEnv(s *mcp.Server) {
 		})
 	add(t, s, &mcp.Tool{Name: "env_get", Description: "Describe an environment.",
 		Annotations: hints("Get environment", true, false, true)},
-		func(in EnvID) string { return envWhat(in.ID) },
-		func(ctx context.Context, in EnvID) (client.Environment, error) {
+		func(in envID) string { return envWhat(in.ID) },
+		func(ctx context.Context, in envID) (client.Environment, error) {
 			return svc.Get(ctx, in.ID)
 		})
 	add(t, s, &mcp.Tool{Name: "env_list", Description: "List your environments, optionally only those with all the given labels.",
@@ -52,8 +52,8 @@ func (t *tools) addEnv(s *mcp.Server) {
 		})
 	add(t, s, &mcp.Tool{Name: "env_destroy", Description: "Destroy an environment: kill every process in it and delete its workspace and everything not exported as an artifact. Destroying an environment that is already gone succeeds.",
 		Annotations: hints("Destroy environment", false, true, true)},
-		func(in EnvID) string { return envWhat(in.ID) },
-		func(ctx context.Context, in EnvID) (destroyOut, error) {
+		func(in envID) string { return envWhat(in.ID) },
+		func(ctx context.Context, in envID) (destroyOut, error) {
 			if err := svc.Destroy(ctx, in.ID); err != nil {
 				return destroyOut{}, err
 			}

@@ -12,12 +12,12 @@ import (
 )
 
 type execIn struct {
-	ID string `json:"id" jsonschema:"environment id"`
+	envID
 	client.ExecRequest
 }
 
-// ProcRef names a background process.
-type ProcRef struct {
+// procRef names a background process.
+type procRef struct {
 	ID      string `json:"id" jsonschema:"environment id"`
 	Process string `json:"process_id" jsonschema:"process id returned by exec_start"`
 }
@@ -27,13 +27,13 @@ type startOut struct {
 }
 
 type outputIn struct {
-	ProcRef
+	procRef
 	After       int64   `json:"after,omitempty" jsonschema:"return only events after this sequence number (the last_seq of the previous call)"`
 	WaitSeconds float64 `json:"wait_seconds,omitempty" jsonschema:"how long to wait for a first event (default 5, at most 60)"`
 }
 
-// OutputEvent is one event in exec_output's answer.
-type OutputEvent struct {
+// outputEvent is one event in exec_output's answer.
+type outputEvent struct {
 	Seq    int64  `json:"seq"`
 	Kind   string `json:"kind" jsonschema:"stdout, stderr or exit"`
 	Text   string `json:"text,omitempty" jsonschema:"the output; base64 if the base64 field is true"`
@@ -41,21 +41,21 @@ type OutputEvent struct {
 }
 
 type outputOut struct {
-	Events  []OutputEvent  `json:"events"`
+	Events  []outputEvent  `json:"events"`
 	LastSeq int64          `json:"last_seq" jsonschema:"pass as after to the next call"`
 	Exited  bool           `json:"exited"`
 	Result  *client.Result `json:"result,omitempty" jsonschema:"how the command ended, once it has"`
 }
 
 type stdinIn struct {
-	ProcRef
+	procRef
 	Data string `json:"data,omitempty" jsonschema:"text to write to the process's standard input"`
 	EOF  bool   `json:"eof,omitempty" jsonschema:"close standard input after data"`
 }
 
 type signalIn struct {
-	ProcRef
-	Signal string `json:"signal" jsonschema:"TERM, KILL, INT, HUP, QUIT, USR1, USR2, STOP or CONT"`
+	procRef
+	client.SignalRequest
 }
 
 type okOut struct {
@@ -83,8 +83,8 @@ func (t *tools) addExec(s *mcp.Server) {
 		})
 	add(t, s, &mcp.Tool{Name: "exec_wait", Description: "Wait for a background command to end and return its result.",
 		Annotations: hints("Wait for command", true, false, true)},
-		func(in ProcRef) string { return procWhat(in.ID, in.Process) },
-		func(ctx context.Context, in ProcRef) (*client.Result, error) {
+		func(in procRef) string { return procWhat(in.ID, in.Process) },
+		func(ctx context.Context, in procRef) (*client.Result, error) {
 			return svc.Wait(ctx, in.ID, in.Process)
 		})
 	add(t, s, &mcp.Tool{Name: "exec_output", Description: "Read a background command's output events after a sequence number, waiting up to wait_seconds for the first one. Call again with after=last_seq until exited is true.",
@@ -124,7 +124,7 @@ func readOutput(ctx context.Context, svc Service, in outputIn) (outputOut, error
 	if err != nil {
 		return outputOut{}, err
 	}
-	out := outputOut{Events: []OutputEvent{}, LastSeq: in.After}
+	out := outputOut{Events: []outputEvent{}, LastSeq: in.After}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	size := 0
@@ -141,7 +141,7 @@ func readOutput(ctx context.Context, svc Service, in outputIn) (outputOut, error
 		if !ok {
 			return out, nil
 		}
-		oe := OutputEvent{Seq: ev.Seq, Kind: ev.Kind}
+		oe := outputEvent{Seq: ev.Seq, Kind: ev.Kind}
 		if utf8.Valid(ev.Data) {
 			oe.Text = string(ev.Data)
 		} else {

@@ -14,14 +14,14 @@ import (
 	"github.com/agentbox/agentbox/internal/workspace"
 )
 
-// PathIn names a workspace path.
-type PathIn struct {
+// pathIn names a workspace path.
+type pathIn struct {
 	ID   string `json:"id" jsonschema:"environment id"`
 	Path string `json:"path" jsonschema:"path relative to the workspace root"`
 }
 
 type readIn struct {
-	PathIn
+	pathIn
 	Offset int64 `json:"offset,omitempty" jsonschema:"first byte to read"`
 	Length int64 `json:"length,omitempty" jsonschema:"bytes to read (0: to the end, within the server's cap)"`
 }
@@ -33,7 +33,7 @@ type readOut struct {
 }
 
 type writeIn struct {
-	PathIn
+	pathIn
 	Content string `json:"content" jsonschema:"the whole new content of the file"`
 	Enc     string `json:"encoding,omitempty" jsonschema:"utf-8 (default) or base64"`
 }
@@ -67,7 +67,7 @@ const maxTarBytes = 8 << 20
 
 func (t *tools) addFiles(s *mcp.Server) {
 	svc := t.d.Service
-	pathWhat := func(in PathIn) string { return envWhat(in.ID) }
+	pathWhat := func(in pathIn) string { return envWhat(in.ID) }
 	add(t, s, &mcp.Tool{Name: "file_read", Description: "Read a workspace file, or a range of it. A file over the server's cap is an EFBIG error: read it in ranges with offset and length.",
 		Annotations: hints("Read file", true, false, true)},
 		func(in readIn) string { return envWhat(in.ID) },
@@ -102,20 +102,20 @@ func (t *tools) addFiles(s *mcp.Server) {
 	add(t, s, &mcp.Tool{Name: "file_stat", Description: "Describe a workspace entry without following it (a symlink is described with its target).",
 		Annotations: hints("Stat file", true, false, true)},
 		pathWhat,
-		func(ctx context.Context, in PathIn) (client.FileEntry, error) {
+		func(ctx context.Context, in pathIn) (client.FileEntry, error) {
 			return svc.Stat(ctx, in.ID, in.Path)
 		})
 	add(t, s, &mcp.Tool{Name: "file_remove", Description: "Remove a workspace file, symlink or directory tree.",
 		Annotations: hints("Remove file", false, true, true)},
 		pathWhat,
-		func(ctx context.Context, in PathIn) (okOut, error) {
+		func(ctx context.Context, in pathIn) (okOut, error) {
 			err := svc.Remove(ctx, in.ID, in.Path)
 			return okOut{OK: err == nil}, err
 		})
 	add(t, s, &mcp.Tool{Name: "file_mkdir", Description: "Create a workspace directory and its missing parents.",
 		Annotations: hints("Make directory", false, false, true)},
 		pathWhat,
-		func(ctx context.Context, in PathIn) (okOut, error) {
+		func(ctx context.Context, in pathIn) (okOut, error) {
 			err := svc.Mkdir(ctx, in.ID, in.Path)
 			return okOut{OK: err == nil}, err
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/workspace"
 )
 
@@ -14,17 +15,9 @@ type patchArgs struct {
 	Patch string `json:"patch,omitempty" jsonschema:"a unified diff (git style or plain) to apply instead of path/old/new; all hunks apply or none"`
 }
 
-type patchFile struct {
-	Op      string `json:"op"`
-	Path    string `json:"path"`
-	OldPath string `json:"old_path,omitempty"`
-	Added   int64  `json:"added"`
-	Deleted int64  `json:"deleted"`
-}
-
 type patchOut struct {
-	Mode  string      `json:"mode" jsonschema:"str_replace or patch"`
-	Files []patchFile `json:"files"`
+	Mode  string               `json:"mode" jsonschema:"str_replace or patch"`
+	Files []client.PatchedFile `json:"files"`
 }
 
 func (w *Workspace) patchApply() Spec {
@@ -66,16 +59,16 @@ func (w *Workspace) patch(ctx context.Context, raw json.RawMessage) (Result, err
 			return Result{}, err
 		}
 		w.changed(ctx)
-		return Result{Data: patchOut{Mode: "str_replace", Files: []patchFile{{Op: string(workspace.PatchModify), Path: a.Path}}}, Source: a.Path}, nil
+		return Result{Data: patchOut{Mode: "str_replace", Files: []client.PatchedFile{{Op: string(workspace.PatchModify), Path: a.Path}}}, Source: a.Path}, nil
 	}
 	rep, err := svc.ApplyPatch(ctx, o.Owner, o.EnvID, []byte(a.Patch))
 	if err != nil {
 		return Result{}, err
 	}
 	w.changed(ctx)
-	out := patchOut{Mode: "patch", Files: []patchFile{}}
+	out := patchOut{Mode: "patch", Files: []client.PatchedFile{}}
 	for _, f := range rep.Files {
-		out.Files = append(out.Files, patchFile{Op: string(f.Op), Path: f.Path, OldPath: f.OldPath, Added: f.Added, Deleted: f.Deleted})
+		out.Files = append(out.Files, client.PatchedFile{Op: string(f.Op), Path: f.Path, OldPath: f.OldPath, Added: f.Added, Deleted: f.Deleted})
 	}
 	return Result{Data: out, Source: "patch"}, nil
 }
