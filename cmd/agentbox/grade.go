@@ -209,61 +209,30 @@ func orNone(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-// oracleResult is one task's line of `grade --oracle`.
-type oracleResult struct {
-	Task      string        `json:"task"`
-	OK        bool          `json:"ok"`
-	Reference grade.Verdict `json:"reference"`
-	Empty     grade.Verdict `json:"empty"`
-	Problem   string        `json:"problem,omitempty"`
-}
-
-// oracle grades each task's reference (it must resolve) and the empty patch (it
-// must not, and must not be an infrastructure failure either).
-func oracle(ctx context.Context, svc env.Service, owner env.Owner, tasks []*task.Task, gopts grade.Options, asJSON bool) error {
-	var results []oracleResult
+// oracle prints grade.Oracle's checks as a table as they come, or as JSON at the
+// end; any failed check is exit status 1.
+func oracle(ctx context.Context, svc grade.Service, owner env.Owner, tasks []*task.Task, gopts grade.Options, asJSON bool) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	var row func(grade.OracleResult)
 	if !asJSON {
 		fmt.Fprintln(tw, "TASK\tREFERENCE\tEMPTY PATCH\tCHECK\tTIME")
-	}
-	failed := 0
-	for _, t := range tasks {
-		start := time.Now()
-		r := oracleResult{Task: t.ID}
-		ref, err := t.ReadReference()
-		if err != nil {
-			return err
-		}
-		if r.Reference, err = grade.Grade(ctx, svc, owner, t, ref, gopts); err != nil {
-			return err
-		}
-		if r.Empty, err = grade.Grade(ctx, svc, owner, t, nil, gopts); err != nil {
-			return err
-		}
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		switch {
-		case r.Reference.InfraError != "" || r.Empty.InfraError != "":
-			r.Problem = "infra_error: " + r.Reference.InfraError + r.Empty.InfraError
-		case !r.Reference.Resolved:
-			r.Problem = "the reference does not resolve the task: " + strings.Join(r.Reference.Problems, "; ")
-		case r.Empty.Resolved:
-			r.Problem = "the empty patch resolves the task: its tests do not test the change"
-		default:
-			r.OK = true
-		}
-		if !r.OK {
-			failed++
-		}
-		results = append(results, r)
-		if !asJSON {
+		row = func(r grade.OracleResult) {
 			check := "ok"
 			if !r.OK {
 				check = "FAILED: " + r.Problem
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, r.Reference.Outcome(), r.Empty.Outcome(), check, time.Since(start).Round(10*time.Millisecond))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Task, r.Reference.Outcome(), r.Empty.Outcome(), check, r.Duration.Round(10*time.Millisecond))
 			tw.Flush()
+		}
+	}
+	results, err := grade.Oracle(ctx, svc, owner, tasks, gopts, row)
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, r := range results {
+		if !r.OK {
+			failed++
 		}
 	}
 	if asJSON {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -22,43 +21,18 @@ func suiteFlags(f *pflag.FlagSet, suite, repos, goCache *string) {
 	f.StringVar(goCache, "go-cache", "", `warm Go build cache directory (default: in the user cache directory, warmed on first use; "off": compile cold)`)
 }
 
-// loadSuite loads the tasks spec names: "builtin" (extracted under tmp), a task
-// directory, a directory of task directories, or a SWE-bench JSONL file (imported
-// under tmp from the local clones in repos).
+// loadSuite loads the tasks --suite names (task.Open), those of a SWE-bench
+// file from the local clones in --repos; tmp receives what is extracted or
+// imported.
 func loadSuite(ctx context.Context, spec, repos, tmp string) ([]*task.Task, error) {
-	if spec == "builtin" {
-		return task.Builtin(filepath.Join(tmp, "builtin"))
-	}
-	fi, err := os.Stat(spec)
-	if err != nil {
-		return nil, fmt.Errorf("--suite %s: %w (give builtin, a task directory, a directory of tasks, or a SWE-bench .jsonl file)", spec, err)
-	}
-	if fi.IsDir() {
-		if _, err := os.Stat(filepath.Join(spec, task.FileName)); err == nil {
-			t, err := task.Load(spec)
-			if err != nil {
-				return nil, err
-			}
-			return []*task.Task{t}, nil
-		}
-		return task.LoadSuite(spec)
-	}
-	if !strings.HasSuffix(spec, ".jsonl") {
-		return nil, fmt.Errorf("--suite %s: a file must be SWE-bench JSONL (*.jsonl)", spec)
-	}
-	if repos == "" {
+	if fi, err := os.Stat(spec); err == nil && fi.Mode().IsRegular() && strings.HasSuffix(spec, ".jsonl") && repos == "" {
 		return nil, fmt.Errorf("--suite %s: importing SWE-bench instances needs --repos DIR, a directory of local git clones (owner__name or owner/name)", spec)
 	}
-	f, err := os.Open(spec)
-	if err != nil {
-		return nil, err
+	tasks, err := task.Open(ctx, spec, repos, tmp)
+	if err != nil && spec != "builtin" {
+		return nil, fmt.Errorf("--suite %s: %w", spec, err)
 	}
-	defer f.Close()
-	out := filepath.Join(tmp, "swebench")
-	if _, err := task.ImportSWEBench(ctx, f, task.ImportOptions{OutDir: out, Repos: repos}); err != nil {
-		return nil, err
-	}
-	return task.LoadSuite(out)
+	return tasks, err
 }
 
 // goCacheFor returns the warm Go build cache for the Go tasks among tasks (see

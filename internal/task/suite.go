@@ -1,6 +1,7 @@
 package task
 
 import (
+	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -116,4 +117,41 @@ func (t *Task) ReadReference() ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, maxPatch))
+}
+
+// Open loads the tasks spec names: "builtin" (extracted under dir), a task
+// directory, a directory of task directories, or a SWE-bench JSONL file
+// (*.jsonl, imported under dir from the local clones in repos, see
+// ImportSWEBench). The caller owns dir and removes it when done.
+func Open(ctx context.Context, spec, repos, dir string) ([]*Task, error) {
+	if spec == "builtin" {
+		return Builtin(filepath.Join(dir, "builtin"))
+	}
+	fi, err := os.Stat(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%w (give builtin, a task directory, a directory of tasks, or a SWE-bench .jsonl file)", err)
+	}
+	if fi.IsDir() {
+		if _, err := os.Stat(filepath.Join(spec, FileName)); err == nil {
+			t, err := Load(spec)
+			if err != nil {
+				return nil, err
+			}
+			return []*Task{t}, nil
+		}
+		return LoadSuite(spec)
+	}
+	if !strings.HasSuffix(spec, ".jsonl") {
+		return nil, errors.New("a file must be SWE-bench JSONL (*.jsonl)")
+	}
+	f, err := os.Open(spec)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := filepath.Join(dir, "swebench")
+	if _, err := ImportSWEBench(ctx, f, ImportOptions{OutDir: out, Repos: repos}); err != nil {
+		return nil, err
+	}
+	return LoadSuite(out)
 }
