@@ -45,9 +45,9 @@ func agentCmd() *cobra.Command {
 		Short: "Run one agent session in a fresh sandboxed environment",
 		Long: `Agent creates an environment from --workspace (a copy-on-write view of it: the
 directory itself is never modified), runs one session of the chosen policy in it
-with the built-in tools (fs.read, fs.list, fs.search, fs.write, patch.apply,
-exec.run, test.run, task.finish, artifact.read), and prints the stop reason, steps,
-tool calls and cost. It writes the step trace (--trace), the event log (--events)
+with the built-in tools (fs.read, fs.list, fs.search, fs.write, fs.remove,
+patch.apply, exec.run, test.run, task.finish, artifact.read), and prints the stop
+reason, steps, tool calls and cost. It writes the step trace (--trace), the event log (--events)
 and the final diff (--diff-out, else printed after the summary), then destroys the
 environment. No daemon is involved.
 

@@ -83,8 +83,8 @@ type Workspace struct {
 	finished bool
 }
 
-// RegisterBuiltins registers fs.read, fs.list, fs.search, fs.write, patch.apply,
-// exec.run, test.run, task.finish and artifact.read in r, all acting on one
+// RegisterBuiltins registers fs.read, fs.list, fs.search, fs.write, fs.remove,
+// patch.apply, exec.run, test.run, task.finish and artifact.read in r, all acting on one
 // environment, and sets the returned Workspace as r's world.
 func RegisterBuiltins(ctx context.Context, r *Registry, o BuiltinOptions) (*Workspace, error) {
 	if o.Service == nil || o.EnvID == "" {
@@ -92,7 +92,7 @@ func RegisterBuiltins(ctx context.Context, r *Registry, o BuiltinOptions) (*Work
 	}
 	w := &Workspace{o: o.withDefaults()}
 	w.version = w.diffVersion(ctx)
-	for _, s := range []Spec{w.fsRead(), w.fsList(), w.fsSearch(), w.fsWrite(), w.patchApply(),
+	for _, s := range []Spec{w.fsRead(), w.fsList(), w.fsSearch(), w.fsWrite(), w.fsRemove(), w.patchApply(),
 		w.execRun(), w.testRun(), w.taskFinish(), w.artifactRead()} {
 		if err := r.Register(s); err != nil {
 			return nil, err

@@ -24,6 +24,7 @@ type Service interface {
 	ListDir(ctx context.Context, owner env.Owner, id, path string) ([]workspace.Entry, error)
 	Stat(ctx context.Context, owner env.Owner, id, path string) (workspace.Entry, error)
 	Mkdir(ctx context.Context, owner env.Owner, id, path string) error
+	Remove(ctx context.Context, owner env.Owner, id, path string) error
 	env.Edits
 	env.Artifacts
 }

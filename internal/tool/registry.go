@@ -18,7 +18,7 @@ import (
 // are neither offered nor run.
 const (
 	ScopeRead   = "workspace:read"  // fs.read, fs.list, fs.search, artifact.read
-	ScopeWrite  = "workspace:write" // fs.write, patch.apply
+	ScopeWrite  = "workspace:write" // fs.write, fs.remove, patch.apply
 	ScopeExec   = "exec"            // exec.run: any command in the sandbox
 	ScopeTest   = "exec:test"       // test.run: only the configured test command
 	ScopeFinish = "task:finish"     // task.finish
