@@ -191,7 +191,7 @@ func agentMain(ctx context.Context, o *agentOptions) error {
 	ctx, cancel := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer cancel()
 
-	svc, closeSvc, err := newLocalEnv(ctx)
+	svc, closeSvc, err := newLocalEnv()
 	if err != nil {
 		return err
 	}
@@ -281,72 +281,16 @@ func printAgentResult(o *agentOptions, res *agent.Result, diff []byte, derr erro
 	return nil
 }
 
-// localStatePrefix names the state directories of the in-process managers of
-// agent, grade and eval.
-const localStatePrefix = "agentbox-agent-"
-
-// newLocalEnv starts an in-process environment manager on a private state
-// directory, removed with it. First it removes the state directories that
-// agentbox processes killed before their cleanup left behind: a directory whose
-// lock no process holds is stale, and opening a Manager on it recovers what its
-// environments left (sandbox upper layers, cgroups, uid reservations).
-//
-// The lock is a flock on the directory itself, held for the Manager's life. The
-// directory is made under a name the sweep does not match and locked before it
-// is renamed to its own: another agentbox's sweep never sees it unlocked.
-func newLocalEnv(context.Context) (env.Service, func(), error) {
-	stale, _ := filepath.Glob(filepath.Join(os.TempDir(), localStatePrefix+"*"))
-	for _, d := range stale {
-		lock, err := lockDir(d)
-		if err != nil {
-			continue // alive, or not ours
-		}
-		if m, err := env.NewManager(env.Config{StateDir: d}); err == nil {
-			if m.Close() == nil {
-				os.RemoveAll(d)
-			}
-		}
-		lock.Close()
-	}
-	tmp, err := os.MkdirTemp("", "."+localStatePrefix)
+// newLocalEnv starts the in-process environments of agent, grade and eval
+// (env.OpenLocal); the returned function closes them, saying what failed.
+func newLocalEnv() (env.Service, func(), error) {
+	m, closeFn, err := env.OpenLocal()
 	if err != nil {
-		return nil, nil, err
-	}
-	lock, err := lockDir(tmp)
-	if err != nil {
-		os.RemoveAll(tmp)
-		return nil, nil, err
-	}
-	dir := filepath.Join(filepath.Dir(tmp), strings.TrimPrefix(filepath.Base(tmp), "."))
-	if err := os.Rename(tmp, dir); err != nil {
-		os.RemoveAll(tmp)
-		lock.Close()
-		return nil, nil, err
-	}
-	m, err := env.NewManager(env.Config{StateDir: dir})
-	if err != nil {
-		os.RemoveAll(dir)
-		lock.Close()
 		return nil, nil, err
 	}
 	return m, func() {
-		if err := m.Close(); err != nil {
+		if err := closeFn(); err != nil {
 			fmt.Fprintf(stderr, "agentbox: close environments: %v\n", err)
 		}
-		os.RemoveAll(dir)
-		lock.Close()
 	}, nil
-}
-
-// lockDir opens dir and takes an exclusive flock on it without waiting.
-func lockDir(dir string) (*os.File, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
 }

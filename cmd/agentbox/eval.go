@@ -135,7 +135,7 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 	if tasks, err = selectTasks(tasks, o.only); err != nil {
 		return err
 	}
-	svc, closeSvc, err := newLocalEnv(ctx)
+	svc, closeSvc, err := newLocalEnv()
 	if err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ func gradeMain(ctx context.Context, o *gradeOptions) error {
 	if err != nil {
 		return err
 	}
-	svc, closeSvc, err := newLocalEnv(ctx)
+	svc, closeSvc, err := newLocalEnv()
 	if err != nil {
 		return err
 	}
