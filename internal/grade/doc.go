@@ -18,7 +18,8 @@
 // finding is listed in Verdict.Suspicious and the patch is not resolved
 // (Options.NoScan turns both off).
 //
-// It does not run agents, grade suites, or scan a patch for code that reaches for
-// the test machinery; those are left to callers. Infrastructure failures are
-// reported in Verdict.InfraError and never as "not resolved".
+// Oracle checks a suite's tasks: each reference must resolve its task and the
+// empty patch must not. It does not run agents or load suites (package task
+// does). Infrastructure failures are reported in Verdict.InfraError and never as
+// "not resolved".
 package grade
