@@ -1,21 +1,13 @@
 package egress_test
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
-	"crypto/sha1"
-	"crypto/sha512"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
-	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,42 +31,8 @@ func TestNPMInstall(t *testing.T) {
 	)
 	host := nethost.New(t)
 	origin := nethost.StartOrigin(t, host, registry)
-	base := "https://" + registry + ":" + strconv.Itoa(int(origin.HTTPS.Port()))
-	tgz := tarball(t, map[string]string{
-		"package/package.json": `{"name":"` + pkg + `","version":"1.0.0","main":"index.js"}`,
-		"package/index.js":     `module.exports = "fetched through the egress proxy";` + "\n",
-	})
-	sum512 := sha512.Sum512(tgz)
-	sum1 := sha1.Sum(tgz)
-	packument, _ := json.Marshal(map[string]any{
-		"name": pkg, "dist-tags": map[string]string{"latest": "1.0.0"},
-		"versions": map[string]any{"1.0.0": map[string]any{
-			"name": pkg, "version": "1.0.0",
-			"dist": map[string]string{
-				"tarball":   base + "/" + pkg + "/-/" + pkg + "-1.0.0.tgz",
-				"integrity": "sha512-" + base64.StdEncoding.EncodeToString(sum512[:]),
-				"shasum":    hex.EncodeToString(sum1[:]),
-			},
-		}},
-	})
-	authorized := func(w http.ResponseWriter, r *http.Request) bool {
-		if r.Header.Get("Authorization") != "Bearer "+token {
-			http.Error(w, "bad token", http.StatusUnauthorized)
-			return false
-		}
-		return true
-	}
-	origin.Mux.HandleFunc("/"+pkg, func(w http.ResponseWriter, r *http.Request) {
-		if authorized(w, r) {
-			w.Header().Set("Content-Type", "application/json")
-			w.Write(packument)
-		}
-	})
-	origin.Mux.HandleFunc("/"+pkg+"/-/", func(w http.ResponseWriter, r *http.Request) {
-		if authorized(w, r) {
-			w.Write(tgz)
-		}
-	})
+	np := origin.ServeNPM(registry, pkg, "fetched through the egress proxy", token)
+	base := np.Registry
 
 	placeholder, _ := egress.NewPlaceholder("NPM_TOKEN")
 	p, err := egress.NewProxy(egress.Config{
@@ -98,7 +56,7 @@ func TestNPMInstall(t *testing.T) {
 	ca := filepath.Join(home, "sandbox-ca.pem")
 	os.WriteFile(ca, p.CACertPEM(), 0o644)
 	npmrc := filepath.Join(home, ".npmrc")
-	os.WriteFile(npmrc, []byte("//"+registry+":"+strconv.Itoa(int(origin.HTTPS.Port()))+"/:_authToken="+placeholder+"\n"), 0o600)
+	os.WriteFile(npmrc, []byte(np.AuthKey+"="+placeholder+"\n"), 0o600)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", pkg)
@@ -143,20 +101,4 @@ func TestNPMInstall(t *testing.T) {
 	if bytes.Contains(j, []byte(token)) {
 		t.Error("the proxy's log holds the token")
 	}
-}
-
-// tarball makes a .tgz of files.
-func tarball(t *testing.T, files map[string]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, name := range []string{"package/package.json", "package/index.js"} {
-		body := files[name]
-		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), ModTime: time.Unix(1e9, 0)})
-		tw.Write([]byte(body))
-	}
-	tw.Close()
-	gz.Close()
-	return buf.Bytes()
 }
