@@ -85,3 +85,17 @@ func (s Secret) LogValue() slog.Value {
 }
 
 var _ fmt.Formatter = Secret{}
+
+// NewSecret returns the secret called name with its value and a fresh placeholder,
+// injected into requests to hosts (patterns, as in Policy.Allow).
+func NewSecret(name, value string, hosts ...string) (Secret, error) {
+	ph, err := NewPlaceholder(name)
+	if err != nil {
+		return Secret{}, err
+	}
+	s := Secret{Name: name, Hosts: hosts, Placeholder: ph, Value: value}
+	if _, err := compileSecret(s); err != nil {
+		return Secret{}, err
+	}
+	return s, nil
+}
