@@ -1,6 +1,13 @@
 package sandbox
 
-import "os"
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/agentbox/agentbox/internal/egress"
+	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
+)
 
 // Defaults filled in by Start for zero fields.
 const (
@@ -63,6 +70,55 @@ type Config struct {
 
 	// Rlimits apply to the command from its first instruction.
 	Rlimits Rlimits
+
+	// Network, when set, gives the sandbox its one way out: an egress proxy on the
+	// host. Nil: no network at all but the sandbox's own loopback.
+	Network *Network
+}
+
+// DefaultProxyPort is Network.Port when it is zero.
+const DefaultProxyPort = 3128
+
+// Network is a sandbox's egress. The sandbox's init listens on 127.0.0.1:Port in the
+// sandbox's network namespace, which keeps no other interface than lo, and hands
+// the listener to the host before it confines itself; Proxy serves it there, so
+// every connection to that port is the proxy's to decide and nothing in the
+// sandbox forwards a byte. Every command gets the proxy variables (egress.ProxyEnv)
+// and a trust store holding Proxy's CA (nsinit.TrustBundle, named by the variables
+// TLS clients read: NetworkEnv). Destroy closes the listener; closing Proxy is the
+// caller's, after Destroy (its log is complete then).
+type Network struct {
+	Proxy *egress.Proxy
+	Port  uint16
+}
+
+// trustVars name the CA bundle for the TLS clients that do not read the system's:
+// OpenSSL and Go (SSL_CERT_FILE), curl, git, Python requests, pip, Node.js and npm.
+var trustVars = []string{"SSL_CERT_FILE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "REQUESTS_CA_BUNDLE", "PIP_CERT", "NODE_EXTRA_CA_CERTS"}
+
+// NetworkEnv returns env with the variables of a sandbox with egress on port: the
+// proxy variables and the trust store's. They replace any entry of env with the
+// same name (a duplicate would be read first by some programs, last by others).
+func NetworkEnv(env []string, port uint16) []string {
+	if port == 0 {
+		port = DefaultProxyPort
+	}
+	add := egress.ProxyEnv(fmt.Sprintf("127.0.0.1:%d", port))
+	for _, v := range trustVars {
+		add = append(add, v+"="+nsinit.TrustBundle)
+	}
+	names := map[string]bool{}
+	for _, kv := range add {
+		k, _, _ := strings.Cut(kv, "=")
+		names[k] = true
+	}
+	out := make([]string, 0, len(env)+len(add))
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); !names[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, add...)
 }
 
 // Rlimits are the command's resource limits. A zero Rlimit leaves the limit as the

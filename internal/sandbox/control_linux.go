@@ -76,6 +76,9 @@ func (s *Sandbox) Destroy() (survivors int, err error) {
 	if s.cl != nil {
 		s.cl.close()
 	}
+	if s.egress != nil {
+		s.egress.close()
+	}
 	// The pid namespace died with its init; the cgroup-wide kill catches anything
 	// that would not have, and returns once the cgroup is empty.
 	if err := s.cg.Kill(); err != nil {

@@ -84,7 +84,11 @@ func (s *Sandbox) Exec(cfg ExecConfig, stdio Stdio) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := &nsinit.Request{Op: nsinit.OpExec, ID: p.id, Argv: cfg.Argv, Env: cfg.Env, Dir: cfg.Dir, Rlimits: cfg.Rlimits.spec()}
+	env := cfg.Env
+	if s.cfg.Network != nil {
+		env = NetworkEnv(env, s.cfg.Network.Port)
+	}
+	req := &nsinit.Request{Op: nsinit.OpExec, ID: p.id, Argv: cfg.Argv, Env: env, Dir: cfg.Dir, Rlimits: cfg.Rlimits.spec()}
 	err = s.cl.send(req, fds...)
 	runtime.KeepAlive(files) // their descriptors must stay open until sent
 	if err != nil {

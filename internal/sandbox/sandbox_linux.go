@@ -30,6 +30,8 @@ type Sandbox struct {
 
 	cl *client // persistent sandboxes only: the init's exec socket
 
+	egress *egressServer // sandboxes with a Network only
+
 	unspawn func() // called once the init is reaped (see spawn)
 
 	startNS int64
@@ -116,10 +118,14 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 		childFiles = append(childFiles, f)
 		return len(childFiles) + 2
 	}
+	env := cfg.Env
+	if cfg.Network != nil && !cfg.Persistent {
+		env = NetworkEnv(env, cfg.Network.Port)
+	}
 	spec := &nsinit.Spec{
 		Persistent: cfg.Persistent,
 		Argv:       cfg.Argv,
-		Env:        cfg.Env,
+		Env:        env,
 		Dir:        cfg.Dir,
 		TmpSize:    cfg.TmpSize,
 		ShmSize:    cfg.ShmSize,
@@ -138,6 +144,11 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 	}
 	if spec.RootFS, err = s.prepareRootFS(add); err != nil {
 		return nil, err
+	}
+	if cfg.Network != nil {
+		if s.egress, spec.Network, err = newEgress(cfg.Network, add); err != nil {
+			return nil, err
+		}
 	}
 	s.mark("prepare")
 
@@ -264,6 +275,9 @@ func (s *Sandbox) abort() {
 	s.closeControl()
 	if s.cl != nil {
 		s.cl.close()
+	}
+	if s.egress != nil {
+		s.egress.close()
 	}
 	if s.cg != nil {
 		_ = s.cg.Kill()

@@ -4,8 +4,9 @@
 // time namespace for the commands, builds a fresh read-only root on a tmpfs (host
 // /usr, /bin, /lib… bound read-only, a generated /etc, a fresh /proc with the host's
 // details masked, a minimal /dev, a size-limited /tmp and the /workspace overlay),
-// pivots into it, brings up loopback, drops its capabilities
-// (see dropCaps), sets no_new_privs, installs Landlock and then seccomp, starts the
+// pivots into it, brings up loopback (for a sandbox with egress, also opens the
+// proxy's listener there and hands it to the host, and adds the sandbox's CA to the
+// trust store: Network), drops its capabilities (see dropCaps), sets no_new_privs, installs Landlock and then seccomp, starts the
 // command as the sandbox user (uid 1000; as root the init itself is uid 0 of the
 // user namespace, out of the command's reach) and stays pid 1 to reap everything,
 // reporting setup failures (with the stage that failed) and the command's exit
@@ -19,8 +20,9 @@
 //
 // It does nothing else: it chooses no policy (the Spec says what to mount and carries
 // the Landlock ruleset and the seccomp program the host built), never talks to the
-// host except through its two pipes (and the socket, when persistent), and creates
-// no cgroup (the host places it in one before it sends the Spec). Besides the init,
-// MaybeRun hosts two tiny helpers the host needs a process in a fresh user namespace
-// for: a holder for idmapped mounts and the overlay probe of sandbox.Probe.
+// host except through its two pipes (and the socket, when persistent; the egress
+// socket, once, to send the listener), forwards no traffic, and creates no cgroup
+// (the host places it in one before it sends the Spec). Besides the init, MaybeRun
+// hosts two tiny helpers the host needs a process in a fresh user namespace for: a
+// holder for idmapped mounts and the overlay probe of sandbox.Probe.
 package nsinit

@@ -181,6 +181,11 @@ func buildRoot(s *Spec, st *status, btime int64) error {
 	if err := mountEtc(prefix); err != nil {
 		return err
 	}
+	if s.Network != nil {
+		if err := mountTrust(prefix, s.Network.CACert); err != nil {
+			return err
+		}
+	}
 	st.mark("mount-system")
 	if err := mountDev(s.ShmSize); err != nil {
 		return err

@@ -41,7 +41,7 @@ func MaybeRun() {
 
 // run is the init. Its order is the hardening order: namespaces (made by the host;
 // the cgroup and time namespaces by the init), mounts and pivot_root, hostname and
-// loopback, capabilities dropped, no_new_privs, Landlock, seccomp, rlimits, exec.
+// loopback (and the egress listener), capabilities dropped, no_new_privs, Landlock, seccomp, rlimits, exec.
 // Each step reports the stage that failed.
 func run() int {
 	st := &status{f: os.NewFile(FDStatus, "status"), uid: os.Getuid(), capEff: effectiveCaps()}
@@ -122,6 +122,11 @@ func setup(s *Spec, st *status) error {
 	}
 	if err := upLoopback(); err != nil {
 		return err
+	}
+	if s.Network != nil {
+		if err := openEgress(s.Network); err != nil {
+			return err
+		}
 	}
 	st.mark("net")
 	if err := dropCaps(); err != nil {

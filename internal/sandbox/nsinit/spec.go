@@ -70,6 +70,9 @@ type Spec struct {
 	// Seccomp is the filter program the init installs last. Empty is an error: the
 	// init never runs a command without one.
 	Seccomp []bpf.RawInstruction `json:"seccomp"`
+	// Network, when set, is the sandbox's way out: the egress proxy's listener,
+	// which the init opens and hands to the host (see Network). Nil: loopback only.
+	Network *Network `json:"network,omitempty"`
 }
 
 // Source names a host directory for the init: either a detached mount passed as an
