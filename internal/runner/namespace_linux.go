@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/sandbox"
 	"github.com/agentbox/agentbox/internal/workspace"
 )
@@ -29,16 +31,32 @@ type nsChild struct {
 	sb    *sandbox.Sandbox
 	spec  Spec
 	lower string
+	proxy *egress.Proxy // Spec.Sandbox.Network's; closed after the sandbox
 
 	proc    *sandbox.Process
 	before  sandbox.Stats // the environment's cgroup counters when proc started
 	killed9 bool          // proc's main process died of SIGKILL
 }
 
-func startNamespace(s Spec, io stdio, _ *Result) (child, error) {
+func startNamespace(s Spec, io stdio, _ *Result) (_ child, err error) {
+	env := s.Env
+	var proxy *egress.Proxy
+	if n := s.Sandbox.Network; n != nil {
+		// The CA lives no longer than the run may.
+		proxy, err = egress.NewProxy(egress.Config{Policy: *n, CALifetime: s.Limits.Timeout + time.Hour, LogSize: maxNetworkEvents})
+		if err != nil {
+			return nil, fmt.Errorf("egress proxy: %w", err)
+		}
+		defer func() {
+			if err != nil {
+				proxy.Close()
+			}
+		}()
+		env = append(slices.Clip(env), placeholders(n)...)
+	}
 	cfg := sandbox.Config{
 		Argv:           s.Argv,
-		Env:            DefaultEnv(SandboxHome, SandboxHome, s.Env...),
+		Env:            DefaultEnv(SandboxHome, SandboxHome, env...),
 		Dir:            path.Join(sandbox.DefaultDir, s.Cwd),
 		WorkspaceWrite: s.Sandbox.WriteWorkspace,
 		WorkspaceSize:  s.Sandbox.WorkspaceSize,
@@ -48,6 +66,9 @@ func startNamespace(s Spec, io stdio, _ *Result) (child, error) {
 		Pids:           s.Limits.Pids,
 		CPUs:           s.Limits.CPUs,
 		Rlimits:        rlimits(s.Limits),
+	}
+	if proxy != nil {
+		cfg.Network = &sandbox.Network{Proxy: proxy}
 	}
 	if s.Workspace != "" {
 		ws, err := filepath.Abs(s.Workspace)
@@ -65,7 +86,20 @@ func startNamespace(s Spec, io stdio, _ *Result) (child, error) {
 		}
 		return nil, err
 	}
-	return &nsChild{sb: sb, spec: s, lower: cfg.Workspace}, nil
+	return &nsChild{sb: sb, spec: s, lower: cfg.Workspace, proxy: proxy}, nil
+}
+
+// maxNetworkEvents bounds the connections a run's Result lists (the oldest go).
+const maxNetworkEvents = 10000
+
+// placeholders are the environment entries that carry the policy's secrets:
+// NAME=placeholder. The values stay on the host, with the proxy.
+func placeholders(p *egress.Policy) []string {
+	var out []string
+	for _, s := range p.Secrets {
+		out = append(out, s.Name+"="+s.Placeholder)
+	}
+	return out
 }
 
 // startIn returns the starter of RunIn: the command runs in sb.
@@ -189,6 +223,12 @@ func (c *nsChild) cleanup(time.Duration) cleanupInfo {
 	info.survivors = survivors
 	if err != nil {
 		errs = append(errs, err)
+	}
+	if c.proxy != nil {
+		// The sandbox's sockets are gone: every connection has ended or is cut
+		// now, and logged once Close returns.
+		c.proxy.Close()
+		info.network = c.proxy.Log()
 	}
 	info.err = errors.Join(errs...)
 	return info

@@ -3,6 +3,8 @@ package runner
 import (
 	"syscall"
 
+	"github.com/agentbox/agentbox/internal/egress"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -35,6 +37,10 @@ type Result struct {
 	// them for commands in environments; Run never does.
 	StdoutRef string `json:"stdout_ref,omitempty"`
 	StderrRef string `json:"stderr_ref,omitempty"`
+	// Network is every connection the command made through its egress proxy, in
+	// the order they ended (Spec.Sandbox.Network; absent without one). A gap in
+	// the events' seq says the proxy's log dropped the oldest.
+	Network []egress.Event `json:"network,omitzero"`
 }
 
 // Exit statuses for failures that are not the command's own (coreutils conventions).

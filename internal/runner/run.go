@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/terminal"
 )
 
@@ -43,6 +44,7 @@ type cleanupInfo struct {
 	oom       bool
 	pidsHit   bool
 	cgroup    *usage // cgroup-wide figures, which supersede the sum where present
+	network   []egress.Event
 	err       error
 }
 
@@ -208,6 +210,9 @@ func fillResult(res *Result, s Spec, ei exitInfo, ci cleanupInfo, stop *stopper)
 	}
 	res.CPUUserMS, res.CPUSysMS, res.MemoryPeakBytes = u.user.Milliseconds(), u.sys.Milliseconds(), u.maxRSS
 	res.Survivors = ci.survivors
+	if s.Sandbox.Network != nil {
+		res.Network = append([]egress.Event{}, ci.network...)
+	}
 	res.OOMKilled = ci.oom
 	res.Limit, res.Cancelled = stop.reason()
 	res.TimedOut = res.Limit == LimitTimeout

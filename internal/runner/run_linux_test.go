@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/testenv"
 )
 
@@ -349,6 +350,15 @@ func TestDefaultCPULimit(t *testing.T) {
 	}
 }
 
+// secretPolicy allows example.com and holds a secret TOKEN for it.
+func secretPolicy(t *testing.T) *egress.Policy {
+	s, err := egress.NewSecret("TOKEN", "value", "example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &egress.Policy{Allow: []string{"example.com"}, Secrets: []egress.Secret{s}}
+}
+
 func TestValidate(t *testing.T) {
 	for name, spec := range map[string]Spec{
 		"no argv":           {},
@@ -371,6 +381,9 @@ func TestValidate(t *testing.T) {
 		"negative ws size":  {Argv: []string{"true"}, Sandbox: SandboxOptions{WorkspaceSize: -1}},
 		"ws size and write": {Argv: []string{"true"}, Sandbox: SandboxOptions{WorkspaceSize: 1 << 30, WriteWorkspace: true}},
 		"ws size needs ns":  {Argv: []string{"true"}, Isolation: IsolationProcess, Sandbox: SandboxOptions{WorkspaceSize: 1 << 30}},
+		"network needs ns":  {Argv: []string{"true"}, Isolation: IsolationProcess, Sandbox: SandboxOptions{Network: &egress.Policy{Allow: []string{"example.com"}}}},
+		"bad network":       {Argv: []string{"true"}, Sandbox: SandboxOptions{Network: &egress.Policy{Allow: []string{"*.com"}}}},
+		"env over secret":   {Argv: []string{"true"}, Env: []string{"TOKEN=x"}, Sandbox: SandboxOptions{Network: secretPolicy(t)}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			res, err := Run(context.Background(), spec)

@@ -100,7 +100,7 @@ func (s *Spec) validateIn() error {
 	case s.Workspace != "":
 		return invalid("workspace: the environment's workspace is /workspace; give cwd relative to it")
 	case s.Sandbox != SandboxOptions{}:
-		return invalid("--write, --rootfs, --diff-out, --tmp-size and --workspace-size belong to the environment, not to a command")
+		return invalid("--write, --rootfs, --diff-out, --tmp-size, --workspace-size and the network belong to the environment, not to a command")
 	case s.Limits.Memory != 0 || s.Limits.Pids != 0 || s.Limits.CPUs != 0:
 		return invalid("memory, pids and cpus limits belong to the environment, not to a command")
 	case s.Isolation == IsolationProcess:

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/sandbox"
 )
 
@@ -117,6 +118,12 @@ type SandboxOptions struct {
 	WorkspaceSize int64
 	// DiffOut, when set, receives the workspace changes as a unified diff.
 	DiffOut string
+	// Network, when set, gives the command one way out: an egress proxy on the host
+	// with this policy (package egress), which the sandbox reaches on its loopback
+	// (sandbox.Network). Each secret's placeholder is added to the environment
+	// under the secret's name; Result.Network records every connection. Nil: no
+	// network but the sandbox's own loopback.
+	Network *egress.Policy
 }
 
 // DefaultPath is the PATH a command gets unless Env sets one.
@@ -216,6 +223,22 @@ func (s *Spec) Validate() error {
 	if s.Isolation == IsolationProcess {
 		if s.Sandbox.WriteWorkspace || s.Sandbox.RootFS != "" || s.Sandbox.DiffOut != "" || s.Sandbox.WorkspaceSize != 0 || l.CPUs != 0 {
 			return invalid("--write, --rootfs, --diff-out, --workspace-size and --cpus need --isolation namespace")
+		}
+		if s.Sandbox.Network != nil {
+			// A process shares the host's network: a proxy would be advice.
+			return invalid("--allow-host needs --isolation namespace: only a sandbox's network namespace makes the proxy its one way out")
+		}
+	}
+	if n := s.Sandbox.Network; n != nil {
+		if err := n.Validate(); err != nil {
+			return invalid("network: %v", err)
+		}
+		for _, sec := range n.Secrets {
+			for _, kv := range s.Env {
+				if k, _, _ := strings.Cut(kv, "="); k == sec.Name {
+					return invalid("--env %s and --secret %s: the secret's placeholder is the variable's value; drop one", k, sec.Name)
+				}
+			}
 		}
 	}
 	return nil
