@@ -87,7 +87,10 @@ func (e *egressServer) serve() {
 	}
 	e.l = l
 	e.mu.Unlock()
-	_ = e.n.Proxy.Serve(l) // returns once l is closed (or the proxy is)
+	// Serve returns once l or the proxy is closed, or on an accept error it cannot
+	// wait out: then l is closed too, so the port refuses rather than queues.
+	_ = e.n.Proxy.Serve(l)
+	l.Close()
 }
 
 // close stops serving: the listener is closed, so a connection to the port is

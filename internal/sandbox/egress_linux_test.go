@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/testenv/nethost"
@@ -205,4 +207,105 @@ cmp /etc/ssl/certs/ca-certificates.crt /etc/agentbox/ca-certificates.crt && echo
 	if regexp.MustCompile(`PRIVATE KEY`).MatchString(bundle) {
 		t.Errorf("the trust store holds a private key")
 	}
+}
+
+// TestNetworkPolicyAndProxyDeath: what the host does to a sandbox's proxy takes
+// effect inside at once, and always closes: a policy that drops the allowed host
+// refuses it and cuts a tunnel already open to it; an invalid policy refuses
+// everything (an edit must not fail open); a closed proxy leaves the port
+// refusing connections, and the sandbox with no way out at all (the proxy
+// crashing is its listener closing with it).
+func TestNetworkPolicyAndProxyDeath(t *testing.T) {
+	allow := egress.Policy{Allow: []string{"origin.test"}}
+	fx := newEgressFixture(t, allow)
+	sb := startPersistent(t, Config{Workspace: fx.ws, Network: &Network{Proxy: fx.proxy}})
+	get := func(path string) string {
+		t.Helper()
+		out, _ := shIn(t, sb, fmt.Sprintf(`curl -sS --max-time 30 http://origin.test:%d%s; echo " curl=$?"`, fx.o.HTTP.Port(), path))
+		return out
+	}
+	pin := func(p egress.Policy) egress.Policy {
+		p.AllowPrivate = []netip.Prefix{fx.h.Prefix}
+		p.DNSOverride = map[string]netip.Addr{"origin.test": fx.h.Addr}
+		return p
+	}
+	if out := get("/before"); !strings.Contains(out, "/before curl=0") {
+		t.Fatalf("the allowed host is not reached: %s", out)
+	}
+	// A tunnel held open across the change: one request, then it waits for more.
+	tunnel, err := execIn(t, sb, ExecConfig{Argv: []string{"python3", "-c", fmt.Sprintf(`
+import socket, ssl
+s = socket.create_connection(("127.0.0.1", 3128), 30)
+s.sendall(b"CONNECT origin.test:%[1]d HTTP/1.1\r\nHost: origin.test:%[1]d\r\n\r\n")
+assert s.recv(4096).startswith(b"HTTP/1.1 200"), "CONNECT refused"
+t = ssl.create_default_context(cafile="/workspace/origin-ca.pem").wrap_socket(s, server_hostname="origin.test")
+t.sendall(b"GET /tunnel HTTP/1.1\r\nHost: origin.test:%[1]d\r\n\r\n")
+print(t.recv(4096).split(b"\r\n")[0].decode(), flush=True)
+t.settimeout(60)
+try:
+    print("more", t.recv(4096))
+except Exception as e:
+    print("cut", type(e).__name__)
+`, fx.o.HTTPS.Port())}, Env: []string{"PATH=/usr/bin:/bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the tunnel's request", func() bool { return slices.Contains(fx.paths(), "/tunnel") })
+	if err := fx.proxy.SetPolicy(pin(egress.Policy{Allow: []string{"elsewhere.test"}})); err != nil {
+		t.Fatal(err)
+	}
+	tunnel.finish(t)
+	if out := tunnel.stdout.String() + tunnel.stderr.String(); !strings.Contains(out, "HTTP/1.1 200") || strings.Contains(out, "more b'H") || !cut(fx.proxy.Log()) {
+		t.Errorf("the open tunnel was not cut by the policy that dropped its host: %s\nlog: %+v", out, fx.proxy.Log())
+	}
+	if out := get("/dropped"); !strings.Contains(out, "not_allowed") {
+		t.Errorf("a host the new policy dropped: %s", out)
+	}
+	if err := fx.proxy.SetPolicy(pin(egress.Policy{Allow: []string{"origin.test", "*.com"}})); err == nil {
+		t.Fatal("SetPolicy took a policy with *.com")
+	}
+	if out := get("/invalid"); !strings.Contains(out, "policy_invalid") {
+		t.Errorf("after an invalid policy: %s", out)
+	}
+	if err := fx.proxy.SetPolicy(pin(allow)); err != nil {
+		t.Fatal(err)
+	}
+	if out := get("/again"); !strings.Contains(out, "/again curl=0") {
+		t.Errorf("the valid policy back: %s", out)
+	}
+	fx.proxy.Close()
+	out, _ := shIn(t, sb, fmt.Sprintf(`curl -sS --max-time 10 http://origin.test:%d/closed; echo " curl=$?"
+curl -sS --max-time 10 --noproxy '*' http://%s/closed-direct; echo " direct=$?"`, fx.o.HTTP.Port(), fx.o.HTTP))
+	for _, want := range []string{"port 3128", "curl=7", "direct=7"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("with the proxy closed, output lacks %q:\n%s", want, out)
+		}
+	}
+	if got := strings.Join(fx.paths(), " "); got != "/before /tunnel /again" {
+		t.Errorf("the origin received %q, want /before, /tunnel and /again only", got)
+	}
+}
+
+// waitFor polls cond for up to a minute (the sandbox's traffic is asynchronous to
+// the test, and the machine is loaded).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 600 {
+		if cond() {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// cut reports whether the log holds a tunnel to origin.test the proxy cut for a
+// policy change.
+func cut(log []egress.Event) bool {
+	for _, e := range log {
+		if e.Host == "origin.test" && e.Proto == "connect" && e.Reason == egress.ReasonPolicyChanged {
+			return true
+		}
+	}
+	return false
 }
