@@ -20,6 +20,7 @@ type runOptions struct {
 	stdin     string
 	isolation string
 	json      bool
+	net       networkFlags
 }
 
 func runCmd() *cobra.Command {
@@ -50,7 +51,16 @@ modes, size or owner. Where agentbox's stdout or stderr is a terminal, the comma
 control characters and escape sequences are shown escaped (\e]52;c;…\a, \e[6n),
 not executed; SGR colours pass, and a colour left on is reset at the end.
 --raw-output passes them as they are. Output to a pipe or a file, --stdout-file and
---stderr-file keep the exact bytes; --json is the same JSON value on a terminal too.`,
+--stderr-file keep the exact bytes; --json is the same JSON value on a terminal too.
+
+The sandbox has no network but its own loopback unless --allow-host names what it may
+reach: then an egress proxy on the host, 127.0.0.1:3128 inside (HTTP_PROXY and
+HTTPS_PROXY point there), is its one way out, and decides each connection by name;
+DNS inside resolves nothing, and a client that ignores the proxy finds no route.
+--json lists every connection under "network". --secret NAME@HOST gives the command
+a placeholder in $NAME that the proxy swaps for agentbox's own $NAME in requests to
+HOST only (over HTTPS, which it intercepts for that host alone with a CA made for
+this run and trusted inside).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("no command given: use agentbox run [flags] -- CMD [ARG...]")
@@ -94,6 +104,7 @@ not executed; SGR colours pass, and a colour left on is reset at the end.
 	f.StringVar(&o.spec.Sandbox.DiffOut, "diff-out", "", "write the workspace changes as a unified diff to this file; what it cannot carry is named on '# agentbox:' lines (namespace isolation)")
 	f.Var(sizeValue{&o.spec.Sandbox.TmpSize}, "tmp-size", "size of the sandbox's /tmp (namespace isolation; default 256M)")
 	f.Var(sizeValue{&o.spec.Sandbox.WorkspaceSize}, "workspace-size", "how much the command may write to the copy-on-write workspace, held in memory (namespace isolation, as root; default 1G)")
+	o.net.add(f)
 	return cmd, o
 }
 
@@ -104,6 +115,10 @@ func (o *runOptions) validate() error {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
 			return fmt.Errorf("--env %q: use KEY=VALUE", kv)
 		}
+	}
+	var err error
+	if o.spec.Sandbox.Network, err = o.net.policy(os.Getenv); err != nil {
+		return err
 	}
 	return o.spec.Validate()
 }

@@ -30,6 +30,23 @@ type Result struct {
 	Isolation       string  `json:"isolation"`
 	LandlockABI     int     `json:"landlock_abi"`
 	Error           string  `json:"error"`
+	// Network is absent (nil) without --allow-host, a list (maybe empty) with it.
+	Network []NetEvent `json:"network"`
+}
+
+// NetEvent is one connection of Result.Network, by the CLI contract's names.
+type NetEvent struct {
+	Seq       uint64 `json:"seq"`
+	Time      string `json:"time"`
+	Proto     string `json:"proto"`
+	Host      string `json:"host"`
+	Port      int    `json:"port"`
+	Addr      string `json:"addr"`
+	Decision  string `json:"decision"`
+	Reason    string `json:"reason"`
+	Detail    string `json:"detail"`
+	BytesUp   int64  `json:"bytes_up"`
+	BytesDown int64  `json:"bytes_down"`
 }
 
 // sig returns the signal name or "".

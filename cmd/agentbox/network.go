@@ -1,0 +1,111 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/agentbox/agentbox/internal/egress"
+)
+
+// networkFlags are the egress flags of run (and of the other commands that give a
+// sandbox a network): an allowlist, the operator's escape hatches, secrets, limits.
+type networkFlags struct {
+	allow, private, dns, secrets []string
+	maxConns                     int64
+	maxBytes                     int64
+}
+
+func (n *networkFlags) add(f *pflag.FlagSet) {
+	f.StringArrayVar(&n.allow, "allow-host", nil, "host the sandbox may reach through its egress proxy: NAME, *.SUFFIX, either with :PORT, or preset:"+
+		strings.Join(egress.Presets(), ", preset:")+" (repeatable; without it the sandbox has no network)")
+	f.StringArrayVar(&n.private, "allow-private", nil, "CIDR prefix of private addresses the allowed hosts may resolve to, e.g. a LAN registry's (repeatable)")
+	f.StringArrayVar(&n.dns, "dns-override", nil, "NAME=IP: the proxy resolves NAME to IP instead of asking DNS (repeatable)")
+	f.StringArrayVar(&n.secrets, "secret", nil, "NAME@HOSTPATTERN: the sandbox's $NAME is a placeholder the proxy replaces, in request headers to matching hosts only, by agentbox's own $NAME (repeatable)")
+	f.Var(countValue{&n.maxConns}, "net-max-conns", fmt.Sprintf("open connections the sandbox may hold through the proxy (default %d)", egress.DefaultMaxConns))
+	f.Var(sizeValue{&n.maxBytes}, "net-max-bytes", "bytes the proxy carries for the sandbox, both ways, after which it cuts every connection (default: no bound)")
+}
+
+// set reports whether any network flag was given.
+func (n *networkFlags) set() bool {
+	return len(n.allow)+len(n.private)+len(n.dns)+len(n.secrets) > 0 || n.maxConns != 0 || n.maxBytes != 0
+}
+
+// policy builds the egress policy the flags describe, or nil when none was given.
+// Secret values are read from getenv (agentbox's own environment): they never
+// reach the sandbox, which gets a placeholder.
+func (n *networkFlags) policy(getenv func(string) string) (*egress.Policy, error) {
+	if !n.set() {
+		return nil, nil
+	}
+	if len(n.allow) == 0 {
+		return nil, errors.New("--allow-private, --dns-override, --secret and --net-max-* shape what --allow-host allows: give --allow-host too (without it the sandbox has no network)")
+	}
+	p := &egress.Policy{Limits: egress.Limits{MaxConns: int(n.maxConns), MaxBytes: n.maxBytes}}
+	for _, a := range n.allow {
+		if err := (egress.Policy{Allow: []string{a}}).Validate(); err != nil {
+			return nil, fmt.Errorf("--allow-host %q: %w", a, unwrapPolicy(err))
+		}
+		p.Allow = append(p.Allow, a)
+	}
+	for _, c := range n.private {
+		pfx, err := netip.ParsePrefix(c)
+		if err == nil {
+			err = (egress.Policy{AllowPrivate: []netip.Prefix{pfx}}).Validate()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--allow-private %q: %w (want a prefix such as 10.1.0.0/16)", c, unwrapPolicy(err))
+		}
+		p.AllowPrivate = append(p.AllowPrivate, pfx)
+	}
+	for _, kv := range n.dns {
+		name, ip, ok := strings.Cut(kv, "=")
+		a, err := netip.ParseAddr(ip)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("--dns-override %q: use NAME=IP, as in registry.internal=10.1.2.3", kv)
+		}
+		if p.DNSOverride == nil {
+			p.DNSOverride = map[string]netip.Addr{}
+		}
+		p.DNSOverride[name] = a
+		if err := (egress.Policy{DNSOverride: p.DNSOverride}).Validate(); err != nil {
+			return nil, fmt.Errorf("--dns-override %q: %w", kv, unwrapPolicy(err))
+		}
+	}
+	for _, s := range n.secrets {
+		name, host, ok := strings.Cut(s, "@")
+		if !ok || name == "" || host == "" {
+			return nil, fmt.Errorf("--secret %q: use NAME@HOSTPATTERN, as in NPM_TOKEN@registry.npmjs.org", s)
+		}
+		if i := slices.IndexFunc(p.Secrets, func(x egress.Secret) bool { return x.Name == name }); i >= 0 {
+			p.Secrets[i].Hosts = append(p.Secrets[i].Hosts, host)
+			continue
+		}
+		value := getenv(name)
+		if value == "" {
+			return nil, fmt.Errorf("--secret %q: $%s is not set in agentbox's environment (the value comes from there, never from the sandbox)", s, name)
+		}
+		sec, err := egress.NewSecret(name, value, host)
+		if err != nil {
+			return nil, fmt.Errorf("--secret %q: %w", s, err)
+		}
+		p.Secrets = append(p.Secrets, sec)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("network flags: %w", err)
+	}
+	return p, nil
+}
+
+// unwrapPolicy drops the policy's field name, which the flag's name replaces.
+func unwrapPolicy(err error) error {
+	var pe *egress.PolicyError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
