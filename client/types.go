@@ -23,7 +23,7 @@ type CreateRequest struct {
 	Workspace   string            `json:"workspace,omitempty" jsonschema:"host directory used as the read-only lower layer; must lie under a root the server allows for the tenant"`
 	Template    string            `json:"template,omitempty" jsonschema:"name of a template registered on the server"`
 	Limits      Limits            `json:"limits,omitzero" jsonschema:"resource limits of the environment"`
-	Network     string            `json:"network,omitempty" jsonschema:"network policy; only \"none\" exists"`
+	Network     *Network          `json:"network,omitempty" jsonschema:"what the environment may reach through its egress proxy; absent: no network but its own loopback"`
 	TTLSeconds  float64           `json:"ttl_seconds,omitempty" jsonschema:"lifetime in seconds after which the environment is destroyed (0: server default)"`
 	IdleSeconds float64           `json:"idle_timeout_seconds,omitempty" jsonschema:"seconds without a request after which the environment is destroyed (0: server default)"`
 	Labels      map[string]string `json:"labels,omitempty" jsonschema:"labels to find the environment by"`
@@ -41,6 +41,7 @@ type Environment struct {
 	ExpiresAt *time.Time        `json:"expires_at,omitempty"`
 	LastUsed  time.Time         `json:"last_used"`
 	State     string            `json:"state" jsonschema:"running or destroyed"`
+	Network   *Network          `json:"network,omitempty" jsonschema:"the network policy in force; absent: no network"`
 }
 
 // ExecRequest is one command in an environment. The command is executed directly,
@@ -79,6 +80,9 @@ type Result struct {
 	Isolation       string  `json:"isolation"`
 	LandlockABI     int     `json:"landlock_abi,omitempty"`
 	Error           string  `json:"error,omitempty"`
+	// Network is every connection of an `agentbox run --allow-host` (an
+	// environment's are in its network log instead).
+	Network []NetworkEvent `json:"network,omitempty"`
 }
 
 // Process names a command started in the background.

@@ -36,6 +36,7 @@ type agentOptions struct {
 	tracePath, eventsPath     string
 	diffOut                   string
 	json                      bool
+	net                       networkFlags
 }
 
 func agentCmd() *cobra.Command {
@@ -49,7 +50,10 @@ with the built-in tools (fs.read, fs.list, fs.search, fs.write, fs.remove,
 patch.apply, exec.run, test.run, task.finish, artifact.read), and prints the stop
 reason, steps, tool calls and cost. It writes the step trace (--trace), the event log (--events)
 and the final diff (--diff-out, else printed after the summary), then destroys the
-environment. No daemon is involved.
+environment. No daemon is involved. The environment has no network unless
+--allow-host gives it one (as for agentbox run, --secret included); then every
+connection is a NetworkAccess event in --events, after the tool call during which
+it ended.
 
 Policies: scripted (seed 002's modes for the calc task: --mode good, loop or
 escape), openai (Chat Completions against --base-url, default OpenAI's; any
@@ -74,6 +78,9 @@ reason, 125 when the session could not run.`,
 	f.Int64Var(&o.limits.MaxOutputTokens, "max-output-tokens", 0, "model output-token budget (0: none)")
 	f.DurationVar(&o.limits.MaxWall, "timeout", agent.DefaultMaxWall, "wall-time budget of the session")
 	f.IntVar(&o.limits.NoProgressWindow, "no-progress", agent.DefaultNoProgressWindow, "identical steps in a row that end the session")
+	o.net.addHosts(f)
+	o.net.addSecrets(f)
+	o.net.addLimits(f)
 	f.StringVar(&o.testCmd, "test-cmd", "python3 -B -m unittest -v", "test.run's command, split on spaces, run from the workspace root")
 	f.StringVar(&o.tracePath, "trace", "", "write the JSONL step trace here")
 	f.StringVar(&o.eventsPath, "events", "", "write the JSONL event log here")
@@ -196,6 +203,10 @@ func agentMain(ctx context.Context, o *agentOptions) error {
 		return err
 	}
 	defer closeSvc()
+	network, err := o.net.envNetwork(os.Getenv)
+	if err != nil {
+		return err
+	}
 	var sinks []trace.Sink
 	var files []*os.File
 	defer func() {
@@ -227,7 +238,7 @@ func agentMain(ctx context.Context, o *agentOptions) error {
 	}
 	s, err := agent.RunSession(ctx, agent.SessionOptions{
 		Env: tool.EnvOptions{Service: svc, Owner: env.Owner{Tenant: "local", Task: "agent"},
-			Workspace: ws, TTL: o.limits.MaxWall + time.Minute,
+			Workspace: ws, TTL: o.limits.MaxWall + time.Minute, Network: network,
 			// Bytecode caches would otherwise show up in the final diff.
 			Tools: tool.BuiltinOptions{TestCommand: strings.Fields(o.testCmd), Env: []string{"PYTHONDONTWRITEBYTECODE=1"}}},
 		Goal: o.goal, Policy: policy, Limits: o.limits, Model: o.model, Sinks: sinks, Redact: redact})

@@ -52,6 +52,7 @@ func envCreateCmd() *cobra.Command {
 		labels    []string
 		ttl, idle time.Duration
 		asJSON    bool
+		net       networkFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "create [flags]",
@@ -66,6 +67,9 @@ func envCreateCmd() *cobra.Command {
 				return errors.New("give exactly one of --workspace and --template")
 			}
 			req.TTLSeconds, req.IdleSeconds = ttl.Seconds(), idle.Seconds()
+			if req.Network, err = net.wire(); err != nil {
+				return err
+			}
 			c, err := d.client()
 			if err != nil {
 				return err
@@ -94,6 +98,8 @@ func envCreateCmd() *cobra.Command {
 	f.StringArrayVar(&labels, "label", nil, "KEY=VALUE label (repeatable)")
 	f.StringVar(&req.Task, "task", "", "task identity to record")
 	f.BoolVar(&asJSON, "json", false, "print the environment as JSON")
+	net.addHosts(f)
+	net.addLimits(f)
 	return cmd
 }
 

@@ -40,6 +40,7 @@ Output to a pipe or a file is never changed.`,
 	root.AddCommand(runCmd())
 	root.AddCommand(doctorCmd())
 	root.AddCommand(envCmd())
+	root.AddCommand(netCmd())
 	root.AddCommand(execCmd())
 	root.AddCommand(fsCmd())
 	root.AddCommand(patchCmd())

@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/egress"
+	"github.com/agentbox/agentbox/internal/env"
 )
 
 // networkFlags are the egress flags of run (and of the other commands that give a
@@ -21,13 +23,60 @@ type networkFlags struct {
 }
 
 func (n *networkFlags) add(f *pflag.FlagSet) {
+	n.addHosts(f)
+	n.addSecrets(f)
+	n.addLimits(f)
+}
+
+// addSecrets adds --secret (for sandboxes this process runs: the values come from
+// its own environment).
+func (n *networkFlags) addSecrets(f *pflag.FlagSet) {
+	f.StringArrayVar(&n.secrets, "secret", nil, "NAME@HOSTPATTERN: the sandbox's $NAME is a placeholder the proxy replaces, in request headers to matching hosts only, by agentbox's own $NAME (repeatable)")
+}
+
+// addLimits adds the flags that bound the sandbox's traffic.
+func (n *networkFlags) addLimits(f *pflag.FlagSet) {
+	f.Var(countValue{&n.maxConns}, "net-max-conns", fmt.Sprintf("open connections the sandbox may hold through the proxy (default %d)", egress.DefaultMaxConns))
+	f.Var(sizeValue{&n.maxBytes}, "net-max-bytes", "bytes the proxy carries for the sandbox, both ways, after which it cuts every connection (default: no bound)")
+}
+
+// addHosts adds the flags that say what may be reached.
+func (n *networkFlags) addHosts(f *pflag.FlagSet) {
 	f.StringArrayVar(&n.allow, "allow-host", nil, "host the sandbox may reach through its egress proxy: NAME, *.SUFFIX, either with :PORT, or preset:"+
 		strings.Join(egress.Presets(), ", preset:")+" (repeatable; without it the sandbox has no network)")
 	f.StringArrayVar(&n.private, "allow-private", nil, "CIDR prefix of private addresses the allowed hosts may resolve to, e.g. a LAN registry's (repeatable)")
 	f.StringArrayVar(&n.dns, "dns-override", nil, "NAME=IP: the proxy resolves NAME to IP instead of asking DNS (repeatable)")
-	f.StringArrayVar(&n.secrets, "secret", nil, "NAME@HOSTPATTERN: the sandbox's $NAME is a placeholder the proxy replaces, in request headers to matching hosts only, by agentbox's own $NAME (repeatable)")
-	f.Var(countValue{&n.maxConns}, "net-max-conns", fmt.Sprintf("open connections the sandbox may hold through the proxy (default %d)", egress.DefaultMaxConns))
-	f.Var(sizeValue{&n.maxBytes}, "net-max-bytes", "bytes the proxy carries for the sandbox, both ways, after which it cuts every connection (default: no bound)")
+}
+
+// wire is the policy of addHosts's and addLimits's flags as an environment's
+// network, or nil when none was given. The server checks it again, against the tenant's bound.
+func (n *networkFlags) wire() (*client.Network, error) {
+	p, err := n.policy(func(string) string { return "" })
+	if p == nil || err != nil {
+		return nil, err
+	}
+	out := &client.Network{Allow: p.Allow, MaxConns: p.Limits.MaxConns, MaxBytes: p.Limits.MaxBytes}
+	for _, pfx := range p.AllowPrivate {
+		out.AllowPrivate = append(out.AllowPrivate, pfx.String())
+	}
+	for name, a := range p.DNSOverride {
+		if out.DNSOverride == nil {
+			out.DNSOverride = map[string]string{}
+		}
+		out.DNSOverride[name] = a.String()
+	}
+	return out, nil
+}
+
+// envNetwork is the flags as a local environment's network, or nil; secret values
+// come from getenv.
+func (n *networkFlags) envNetwork(getenv func(string) string) (*env.Network, error) {
+	p, err := n.policy(getenv)
+	if p == nil || err != nil {
+		return nil, err
+	}
+	return &env.Network{Allow: p.Allow, AllowPrivate: p.AllowPrivate, DNSOverride: p.DNSOverride,
+		MaxConns: p.Limits.MaxConns, MaxBytes: p.Limits.MaxBytes, Secrets: p.Secrets}, nil
 }
 
 // set reports whether any network flag was given.

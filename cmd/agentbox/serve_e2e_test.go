@@ -98,7 +98,7 @@ func TestMCPStdio(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 23 {
+	if err != nil || len(tools.Tools) != 25 {
 		t.Fatalf("tools: %v %d", err, len(tools.Tools))
 	}
 	callJSON := func(name string, args map[string]any) (map[string]any, bool) {
@@ -208,7 +208,7 @@ func TestMCPInspector(t *testing.T) {
 		}
 	}
 	sort.Strings(names)
-	if len(names) != 23 || names[0] != "artifact_export" {
+	if len(names) != 25 || names[0] != "artifact_export" {
 		t.Fatalf("tools %v", names)
 	}
 	created := inspect("--method", "tools/call", "--tool-name", "env_create", "--tool-arg", "workspace="+filepath.Join(d.work, "proj"))

@@ -91,6 +91,9 @@ func (g *Guard) Create(ctx context.Context, o env.CreateOptions) (env.Info, erro
 		owner.Task = o.Owner.Task
 	}
 	o.Owner = owner
+	if err := g.withinBound(owner.Tenant, o.Network); err != nil {
+		return env.Info{}, err
+	}
 	tenant := g.cfg.Tenants[owner.Tenant]
 	if o.Workspace != "" {
 		if o.Workspace, err = allowedWorkspace(o.Workspace, tenant.WorkspaceRoots); err != nil {

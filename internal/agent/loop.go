@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/model"
 	"github.com/agentbox/agentbox/internal/tool"
 	"github.com/agentbox/agentbox/internal/trace"
@@ -34,6 +35,10 @@ type Options struct {
 	// Model and EnvID are recorded in SessionCreated.
 	Model string
 	EnvID string
+	// Network, when set, returns the environment's connections after a seq
+	// (Env.NetworkLog): after each tool call the session records those that ended
+	// meanwhile as NetworkAccess events.
+	Network func(ctx context.Context, after uint64) ([]egress.Event, error)
 }
 
 // Result is how a session ended.
@@ -90,6 +95,7 @@ type loop struct {
 	det    *detector
 	st     *State
 	answer string
+	netSeq uint64 // the last connection recorded (Options.Network)
 }
 
 type ending struct {
@@ -194,6 +200,7 @@ func (l *loop) step(ctx context.Context) (ending, bool) {
 	}
 	l.log.Emit(trace.ToolExecutionFinished, step, d.CallID, trace.ToolFinish{Result: out.Envelope, Done: out.Done,
 		DurationMS: out.Duration.Milliseconds(), Internal: out.Internal})
+	l.network(ctx, step, d.CallID)
 	l.st.History = append(l.st.History, Turn{Step: step, Decision: d, Result: out.Envelope})
 
 	snap := l.o.Tools.Snapshot()
@@ -253,4 +260,22 @@ func summaryOf(e tool.Envelope) string {
 	}
 	_ = json.Unmarshal(e.Data, &v)
 	return v.Summary
+}
+
+// network records the connections that ended since the last call as NetworkAccess
+// events of the tool call callID. A connection still open is recorded after the
+// call during which it ends. A failure to read the log is recorded, not fatal.
+func (l *loop) network(ctx context.Context, step int, callID string) {
+	if l.o.Network == nil {
+		return
+	}
+	evs, err := l.o.Network(context.WithoutCancel(ctx), l.netSeq)
+	if err != nil {
+		l.log.Emit(trace.NetworkAccess, step, callID, map[string]string{"error": err.Error()})
+		return
+	}
+	for _, e := range evs {
+		l.log.Emit(trace.NetworkAccess, step, callID, e)
+		l.netSeq = max(l.netSeq, e.Seq)
+	}
 }

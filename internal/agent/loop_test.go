@@ -3,11 +3,13 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/tool"
 	"github.com/agentbox/agentbox/internal/trace"
 )
@@ -284,5 +286,55 @@ func TestEvents(t *testing.T) {
 	}
 	if steps[0].Session == nil || steps[0].Session.Policy != "scripted:good" || len(steps[0].Session.Tools) == 0 {
 		t.Fatalf("first line: %+v", steps[0].Session)
+	}
+}
+
+// TestNetworkAccessEvents: with Options.Network, each connection of the
+// environment is recorded once, as a NetworkAccess event of the tool call during
+// which it ended, right after that call's ToolExecutionFinished; a failure to read
+// the log is recorded too. The projection of the log ignores them.
+func TestNetworkAccessEvents(t *testing.T) {
+	reg, _ := newMemCalc(t)
+	calls := 0
+	network := func(_ context.Context, after uint64) ([]egress.Event, error) {
+		calls++
+		// Two connections end during the first call, none during the second, one
+		// during the third; the fourth read fails.
+		all := []egress.Event{{Seq: 1, Host: "a.test", Decision: egress.Allowed}, {Seq: 2, Host: "b.test", Decision: egress.Denied, Reason: egress.ReasonNotAllowed}}
+		switch calls {
+		case 1, 2:
+		case 3:
+			all = append(all, egress.Event{Seq: 3, Host: "c.test", Decision: egress.Allowed})
+		default:
+			return nil, errors.New("log unavailable")
+		}
+		var out []egress.Event
+		for _, e := range all {
+			if e.Seq > after {
+				out = append(out, e)
+			}
+		}
+		return out, nil
+	}
+	_, evs, steps := session(t, Options{Policy: &Scripted{Mode: ModeGood}, Tools: reg, Network: network})
+	var got []string
+	for i, e := range evs {
+		if e.Type != trace.NetworkAccess {
+			continue
+		}
+		if prev := evs[i-1]; prev.Type != trace.ToolExecutionFinished && prev.Type != trace.NetworkAccess || prev.CallID != e.CallID || e.CallID == "" {
+			t.Errorf("NetworkAccess %s after %s of call %q", e.Data, prev.Type, prev.CallID)
+		}
+		var ne struct {
+			Host, Decision, Reason, Error string
+		}
+		json.Unmarshal(e.Data, &ne)
+		got = append(got, fmt.Sprintf("%d:%s%s%s%s", e.Step, ne.Host, ne.Decision, ne.Reason, ne.Error))
+	}
+	if want := "1:a.testallow 1:b.testdenynot_allowed 3:c.testallow 4:log unavailable"; strings.Join(got, " ") != want {
+		t.Errorf("NetworkAccess events %q, want %q", got, want)
+	}
+	if again, err := trace.Project(evs); err != nil || len(again) != len(steps) {
+		t.Errorf("projection: %d steps, %v", len(again), err)
 	}
 }

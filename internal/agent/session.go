@@ -58,7 +58,7 @@ func RunSession(ctx context.Context, o SessionOptions) (s *Session, err error) {
 	}
 	log := trace.NewLog(trace.LogOptions{Session: NewSessionID(), Sinks: o.Sinks, Redact: o.Redact})
 	res, err := Run(ctx, Options{Goal: o.Goal, Policy: o.Policy, Tools: e.Registry, Limits: o.Limits,
-		Log: log, Model: o.Model, EnvID: e.ID})
+		Log: log, Model: o.Model, EnvID: e.ID, Network: e.NetworkLog()})
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/runner"
 	"github.com/agentbox/agentbox/internal/workspace"
@@ -41,6 +42,7 @@ type memService struct {
 
 type memEnv struct {
 	info  env.Info
+	net   []egress.Event // NetworkLog's answer
 	files map[string][]byte
 	dirs  map[string]bool
 	procs map[string]*memProc
@@ -78,7 +80,7 @@ func (m *memService) Create(_ context.Context, o env.CreateOptions) (env.Info, e
 	id := fmt.Sprintf("env-%d", m.n)
 	now := time.Now().UTC()
 	e := &memEnv{info: env.Info{ID: id, Owner: o.Owner, Labels: o.Labels, Limits: o.Limits, Template: o.Template,
-		CreatedAt: now, LastUsed: now, State: "running"},
+		CreatedAt: now, LastUsed: now, State: "running", Network: o.Network},
 		files: map[string][]byte{}, dirs: map[string]bool{}, procs: map[string]*memProc{}}
 	if o.TTL > 0 {
 		e.info.ExpiresAt = now.Add(o.TTL)
@@ -572,4 +574,50 @@ func (m *memService) ReadArtifact(_ context.Context, o env.Owner, ref string, of
 		b = b[:length]
 	}
 	return bytes.Clone(b), a, nil
+}
+
+func (m *memService) SetNetwork(_ context.Context, o env.Owner, id string, n env.Network) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, err := m.env(o, id)
+	if err != nil {
+		return err
+	}
+	if e.info.Network == nil {
+		return fmt.Errorf("%w: no network", env.ErrInvalid)
+	}
+	e.info.Network = &n
+	return nil
+}
+
+func (m *memService) NetworkLog(_ context.Context, o env.Owner, id string, after uint64) ([]egress.Event, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, err := m.env(o, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []egress.Event
+	for _, ev := range e.net {
+		if ev.Seq > after {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+func (m *memService) NetworkEvents(ctx context.Context, o env.Owner, id string, after uint64) (<-chan egress.Event, error) {
+	evs, err := m.NetworkLog(ctx, o, id, after)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan egress.Event, len(evs))
+	for _, e := range evs {
+		ch <- e
+	}
+	go func() {
+		<-ctx.Done()
+		close(ch)
+	}()
+	return ch, nil
 }

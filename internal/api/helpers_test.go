@@ -32,7 +32,7 @@ shutdown: {grace: 2s}
 limits: {request_bytes: 1M, json_bytes: 64K, default_workspace: 64M}
 mcp: {allowed_origins: ["https://App.example.com"]}
 tenants:
-  a: {quota: {environments: 3, memory: 1200M}, workspace_roots: [%s]}
+  a: {quota: {environments: 3, memory: 1200M}, workspace_roots: [%s], network: {allow: ["*.example.com"], allow_private: [10.1.0.0/16]}}
   b: {}
   r: {rate: {per_second: 1, burst: 2}}
 tokens:

@@ -45,6 +45,9 @@ func (s *Server) routeTable() []Route {
 		{"POST", env + "/patch", true, s.patch},
 		{"POST", env + "/str-replace", true, s.strReplace},
 		{"GET", env + "/diff", true, s.diff},
+		{"PUT", env + "/network", true, s.setNetwork},
+		{"GET", env + "/network/log", true, s.networkLog},
+		{"GET", env + "/network/events", true, s.networkEvents},
 		{"POST", env + "/artifacts", true, s.export},
 		{"GET", "/v1/artifacts/{ref}", true, s.readArtifact},
 	}

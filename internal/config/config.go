@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/quantity"
 )
 
@@ -130,6 +132,26 @@ type Tenant struct {
 	// workspace to create an environment from. Empty: templates only.
 	WorkspaceRoots []string `yaml:"workspace_roots"`
 	Rate           Rate     `yaml:"rate"`
+	// Network bounds what this tenant's environments may reach (egress.Policy's
+	// Within): the hosts, private prefixes and pins they ask for must fall inside
+	// it. Nil: no network at all.
+	Network *NetworkBound `yaml:"network"`
+}
+
+// NetworkBound is the most a tenant's environments may allow.
+type NetworkBound struct {
+	// Allow lists host patterns and presets (as egress.Policy.Allow).
+	Allow []string `yaml:"allow"`
+	// AllowPrivate lists the private prefixes they may open, and where their
+	// dns_override pins may point.
+	AllowPrivate []netip.Prefix `yaml:"allow_private"`
+	// Any lifts the bound (the local daemon's single tenant: the user runs it).
+	Any bool `yaml:"any"`
+}
+
+// Policy is the bound as an egress policy, for egress.Policy.Within.
+func (n *NetworkBound) Policy() egress.Policy {
+	return egress.Policy{Allow: n.Allow, AllowPrivate: n.AllowPrivate}
 }
 
 // Quota bounds a tenant's environments and artifacts at any time (0: unbounded).
@@ -196,7 +218,7 @@ func Parse(b []byte, dir string) (*Config, error) {
 // Local is the configuration of a personal daemon: one tenant, "local", and one
 // token with every scope (operator too: the user runs the daemon).
 func Local(token string) *Config {
-	c := &Config{Tenants: map[string]Tenant{"local": {}},
+	c := &Config{Tenants: map[string]Tenant{"local": {Network: &NetworkBound{Any: true}}},
 		Tokens: []Token{{Name: "local", Token: token, Tenant: "local", Scopes: AllScopes}}}
 	if err := c.finish(""); err != nil {
 		panic(err) // a literal configuration
@@ -280,6 +302,11 @@ func (c *Config) finish(dir string) error {
 				return bad("tenant %q: workspace root %q must be absolute", name, r)
 			}
 			t.WorkspaceRoots[i] = filepath.Clean(r)
+		}
+		if n := t.Network; n != nil && !n.Any {
+			if err := n.Policy().Validate(); err != nil {
+				return bad("tenant %q: network: %v", name, err)
+			}
 		}
 		if t.Quota.Environments < 0 || t.Quota.Memory < 0 || t.Quota.ArtifactBytes < 0 || t.Quota.Artifacts < 0 ||
 			t.Rate.PerSecond < 0 || t.Rate.Burst < 0 {

@@ -18,7 +18,8 @@ shutdown: {grace: 5s}
 limits: {request_bytes: 2M, default_memory: 256M, max_ttl: 1h, max_output_total: 16M, body_timeout: 5s, max_connections: 8}
 artifacts: {ttl: 24h, max_bytes: 2G, gc_interval: 1m}
 tenants:
-  acme: {quota: {environments: 4, memory: 2G, artifact_bytes: 1G, artifacts: 100}, workspace_roots: [/srv/work/acme/], rate: {per_second: 10, burst: 20}}
+  acme: {quota: {environments: 4, memory: 2G, artifact_bytes: 1G, artifacts: 100}, workspace_roots: [/srv/work/acme/], rate: {per_second: 10, burst: 20},
+         network: {allow: ["*.example.com", "preset:npm"], allow_private: [10.1.0.0/16]}}
   beta: {}
 tokens:
   - {name: ci, sha256: %s, tenant: acme, task: t1, scopes: [exec, "file:read"]}
@@ -41,7 +42,8 @@ func TestParse(t *testing.T) {
 	}
 	a := c.Tenants["acme"]
 	if a.Quota.Environments != 4 || a.Quota.Memory != 2<<30 || a.Quota.ArtifactBytes != 1<<30 || a.Quota.Artifacts != 100 ||
-		a.WorkspaceRoots[0] != "/srv/work/acme" || a.Rate.Burst != 20 {
+		a.WorkspaceRoots[0] != "/srv/work/acme" || a.Rate.Burst != 20 || a.Network == nil || len(a.Network.Allow) != 2 ||
+		a.Network.AllowPrivate[0].String() != "10.1.0.0/16" || c.Tenants["beta"].Network != nil {
 		t.Fatalf("tenant %+v", a)
 	}
 	l := c.Limits
@@ -86,6 +88,8 @@ func TestParseRejects(t *testing.T) {
 		{"negative quota", "tenants: {a: {quota: {environments: -1}}}\ntokens: [" + tok + "]", "negative"},
 		{"negative artifact quota", "tenants: {a: {quota: {artifacts: -1}}}\ntokens: [" + tok + "]", "negative"},
 		{"default workspace over the cap", "limits: {default_workspace: 2G, max_workspace: 1G}\ntenants: {a: {}}\ntokens: [" + tok + "]", "exceeds limits.max_workspace"},
+		{"bad network host", "tenants: {a: {network: {allow: [\"*.com\"]}}}\ntokens: [" + tok + "]", "public suffix"},
+		{"bad network prefix", "tenants: {a: {network: {allow_private: [10.1.2.3]}}}\ntokens: [" + tok + "]", "10.1.2.3"},
 		{"negative connections", "limits: {max_connections: -1}\ntenants: {a: {}}\ntokens: [" + tok + "]", "negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package env
 
 import (
+	"crypto/x509"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -73,6 +74,10 @@ type Config struct {
 	// KeepDestroyed is how many destroyed environment ids are remembered, so that
 	// their owner gets ErrDestroyed rather than ErrNotFound. Default 10,000.
 	KeepDestroyed int
+
+	// EgressRoots verify the hosts an environment's proxy intercepts to inject a
+	// secret (Network.Secrets); nil: the system's roots.
+	EgressRoots *x509.CertPool
 
 	// ReapInterval is how often expired and idle environments are looked for.
 	// Default 1 s.

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/sandbox"
 	"github.com/agentbox/agentbox/internal/workspace"
 )
@@ -36,9 +37,15 @@ type environment struct {
 	lower string // the host directory below the overlay
 	dir   string // StateDir/envs/<id>: command outputs on their way to the store
 	sb    *sandbox.Sandbox
-	uid   int // the sandbox user's host uid and gid
+	proxy *egress.Proxy // CreateOptions.Network's; closed after sb
+	uid   int           // the sandbox user's host uid and gid
 	root  *workspace.Root
 	idle  time.Duration
+
+	// netChanged is closed and replaced (under netMu) whenever the proxy logs a
+	// connection: NetworkEvents waits on it.
+	netMu      sync.Mutex
+	netChanged chan struct{}
 
 	ctx    context.Context // ends when the environment is destroyed
 	cancel context.CancelFunc
@@ -111,6 +118,10 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 	e := &environment{m: m, id: newID(), lower: lower, lastUsed: now, procs: map[string]*process{}}
 	e.info = Info{ID: e.id, Owner: o.Owner, Labels: o.Labels, Limits: lim, Template: o.Template,
 		CreatedAt: now, State: StateRunning}
+	if o.Network != nil {
+		n := *o.Network
+		e.info.Network = &n
+	}
 	ttl, idle := o.TTL, o.Idle
 	if ttl == 0 {
 		ttl = m.cfg.DefaultTTL
@@ -126,15 +137,36 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 	if err := os.Mkdir(e.dir, 0o700); err != nil {
 		return Info{}, fmt.Errorf("env: %w", err)
 	}
-	e.sb, err = sandbox.Start(sandbox.Config{
+	cfg := sandbox.Config{
 		Persistent:    true,
 		Workspace:     lower,
 		WorkspaceSize: lim.WorkspaceSize,
 		Memory:        lim.Memory,
 		Pids:          lim.Pids,
 		CPUs:          lim.CPUs,
-	}, sandbox.Stdio{})
+	}
+	if o.Network != nil {
+		// The CA lives no longer than the environment may (without a TTL, the
+		// proxy's default).
+		var caLife time.Duration
+		if ttl > 0 {
+			caLife = ttl + time.Hour
+		}
+		e.netChanged = make(chan struct{})
+		e.proxy, err = egress.NewProxy(egress.Config{Policy: o.Network.policy(), CALifetime: caLife, LogSize: maxNetworkEvents,
+			UpstreamRoots: m.cfg.EgressRoots,
+			OnEvent:       func(egress.Event) { e.netNotify() }})
+		if err != nil {
+			os.RemoveAll(e.dir)
+			return Info{}, fmt.Errorf("env: egress proxy: %w", err)
+		}
+		cfg.Network = &sandbox.Network{Proxy: e.proxy}
+	}
+	e.sb, err = sandbox.Start(cfg, sandbox.Stdio{})
 	if err != nil {
+		if e.proxy != nil {
+			e.proxy.Close()
+		}
 		os.RemoveAll(e.dir)
 		return Info{}, fmt.Errorf("env: start sandbox: %w", err)
 	}
@@ -148,6 +180,9 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 	})
 	if err != nil {
 		e.sb.Destroy()
+		if e.proxy != nil {
+			e.proxy.Close()
+		}
 		os.RemoveAll(e.dir)
 		return Info{}, fmt.Errorf("env: open workspace: %w", err)
 	}
@@ -182,8 +217,6 @@ func validate(o *CreateOptions) error {
 		return bad("no owner tenant")
 	case o.Workspace != "" && o.Template != "":
 		return bad("give a workspace or a template, not both")
-	case o.Network != "" && o.Network != "none":
-		return bad("network %q: the only policy is \"none\"", o.Network)
 	case o.TTL < 0 || o.Idle < 0:
 		return bad("ttl and idle timeout must not be negative")
 	case l.Memory < 0 || (l.Memory > 0 && l.Memory < 1<<20):
@@ -201,6 +234,9 @@ func validate(o *CreateOptions) error {
 		if k == "" || len(k) > maxLabelKey || len(v) > maxLabelValue {
 			return bad("label %q: keys of 1 to %d bytes, values of at most %d", k, maxLabelKey, maxLabelValue)
 		}
+	}
+	if o.Network != nil {
+		return o.Network.check()
 	}
 	return nil
 }
@@ -285,6 +321,9 @@ func (e *environment) teardown() error {
 			errs = append(errs, err)
 		} else if n != 0 {
 			errs = append(errs, fmt.Errorf("%d processes survived", n))
+		}
+		if e.proxy != nil {
+			e.proxy.Close() // after the sandbox: its last connections are logged
 		}
 		e.files.Lock()
 		if e.root != nil {

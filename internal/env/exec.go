@@ -68,6 +68,10 @@ func (e *environment) spec(r ExecRequest) (runner.Spec, outputs, error) {
 		}
 		cwd = strings.TrimPrefix(rel, "/")
 	}
+	env, err := e.placeholders(r.Env)
+	if err != nil {
+		return runner.Spec{}, outputs{}, err
+	}
 	e.mu.Lock()
 	e.nextOut++
 	name := filepath.Join(e.dir, "out-"+strconv.Itoa(e.nextOut))
@@ -75,7 +79,7 @@ func (e *environment) spec(r ExecRequest) (runner.Spec, outputs, error) {
 	out := outputs{stdout: name + ".stdout", stderr: name + ".stderr"}
 	return runner.Spec{
 		Argv:       r.Argv,
-		Env:        r.Env,
+		Env:        env,
 		Cwd:        cwd,
 		StdoutFile: out.stdout,
 		StderrFile: out.stderr,

@@ -195,7 +195,7 @@ func TestCreateInvalid(t *testing.T) {
 		"unknown template": {Owner: alice, Template: "nope"},
 		"relative":         {Owner: alice, Workspace: "rel/dir"},
 		"missing":          {Owner: alice, Workspace: "/nonexistent/agentbox"},
-		"network":          {Owner: alice, Network: "host"},
+		"network":          {Owner: alice, Network: &Network{Allow: []string{"*.com"}}},
 		"memory":           {Owner: alice, Limits: Limits{Memory: 1000}},
 		"negative ttl":     {Owner: alice, TTL: -1},
 		"label":            {Owner: alice, Labels: map[string]string{"": "x"}},

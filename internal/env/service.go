@@ -24,8 +24,10 @@
 //
 // It deliberately does not persist environment records, enforce per-tenant quotas
 // on environments or scopes (package api does; the artifact quotas are the
-// store's, the only place that can count them), restrict by Owner.Task (it is
-// recorded), or give an environment a network.
+// store's, the only place that can count them), or restrict by Owner.Task (it is
+// recorded). An environment has no network unless CreateOptions.Network gives it
+// one: then an egress proxy of its own (SetNetwork, NetworkLog); bounding what a
+// tenant may allow is the API's.
 package env
 
 import (
@@ -34,6 +36,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/runner"
 	"github.com/agentbox/agentbox/internal/workspace"
 )
@@ -58,7 +61,7 @@ type CreateOptions struct {
 	Workspace string            `json:"workspace,omitempty"` // host directory (read-only lower layer)
 	Template  string            `json:"template,omitempty"`  // name of a registered template
 	Limits    Limits            `json:"limits"`
-	Network   string            `json:"network,omitempty"` // "none" (the only policy for now)
+	Network   *Network          `json:"network,omitempty"` // nil: no network but the sandbox's own loopback
 	TTL       time.Duration     `json:"ttl,omitempty"`
 	Idle      time.Duration     `json:"idle_timeout,omitempty"`
 	Labels    map[string]string `json:"labels,omitempty"`
@@ -74,7 +77,8 @@ type Info struct {
 	CreatedAt time.Time         `json:"created_at"`
 	ExpiresAt time.Time         `json:"expires_at,omitempty"`
 	LastUsed  time.Time         `json:"last_used"`
-	State     string            `json:"state"` // running, destroyed
+	State     string            `json:"state"`             // running, destroyed
+	Network   *Network          `json:"network,omitempty"` // the policy in force; nil: no network
 }
 
 // ExecRequest is one command in an environment, under the runner's contract.
@@ -108,7 +112,7 @@ type Artifact struct {
 	Source string `json:"source,omitempty"` // e.g. "exec:<id>:stdout", "file:<path>"
 }
 
-// The service comes in five parts, as envd cuts its own: a consumer declares the
+// The service comes in six parts, as envd cuts its own: a consumer declares the
 // ones it calls (the grader runs commands and reads files; it never signals a
 // process), and a test double implements only those.
 
@@ -151,6 +155,14 @@ type Edits interface {
 	Diff(ctx context.Context, owner Owner, id string) ([]byte, error)
 }
 
+// Egress is an environment's network, for one created with CreateOptions.Network:
+// its policy, changed live, and the connections its proxy made.
+type Egress interface {
+	SetNetwork(ctx context.Context, owner Owner, id string, n Network) error
+	NetworkLog(ctx context.Context, owner Owner, id string, after uint64) ([]egress.Event, error)
+	NetworkEvents(ctx context.Context, owner Owner, id string, after uint64) (<-chan egress.Event, error)
+}
+
 // Artifacts keep workspace files (and truncated command output) past the
 // environment's end, readable by their owner's tenant only.
 type Artifacts interface {
@@ -164,6 +176,7 @@ type Service interface {
 	Processes
 	Files
 	Edits
+	Egress
 	Artifacts
 }
 

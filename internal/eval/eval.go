@@ -197,7 +197,7 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 // probe starts and destroys one empty environment, so that a host that cannot
 // run sandboxes fails the run once, saying why, rather than every attempt.
 func (o *Options) probe(ctx context.Context) error {
-	info, err := o.Service.Create(ctx, env.CreateOptions{Owner: o.Owner, Network: "none",
+	info, err := o.Service.Create(ctx, env.CreateOptions{Owner: o.Owner,
 		Labels: map[string]string{"agentbox.eval": "probe"}})
 	if err != nil {
 		return fmt.Errorf("eval: this host cannot start a sandbox: %w (agentbox doctor lists what is missing; on hosts with cgroup v1 only root can create them)", err)

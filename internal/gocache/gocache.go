@@ -108,7 +108,7 @@ func warmKey(t *task.Task) (string, error) {
 func warmOne(ctx context.Context, svc Service, owner env.Owner, t *task.Task, dir, path string, stamp []byte) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, t.Limits.Timeout+time.Minute)
 	defer cancel()
-	info, err := svc.Create(ctx, env.CreateOptions{Owner: owner, Workspace: t.Repo, Network: "none",
+	info, err := svc.Create(ctx, env.CreateOptions{Owner: owner, Workspace: t.Repo,
 		Limits: env.Limits{Memory: t.Limits.Memory, Pids: t.Limits.Pids}, Labels: map[string]string{"agentbox.warm": t.ID}})
 	if err != nil {
 		return fmt.Errorf("create environment: %w", err)

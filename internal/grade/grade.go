@@ -35,6 +35,8 @@ type Service interface {
 	Upload(ctx context.Context, owner env.Owner, id, path string, r io.Reader) error
 	ApplyPatch(ctx context.Context, owner env.Owner, id string, patch []byte) (workspace.PatchReport, error)
 	ReadArtifact(ctx context.Context, owner env.Owner, ref string, offset, length int64) ([]byte, env.Artifact, error)
+	// SetNetwork closes a task's setup network before its tests (task.Task.Network).
+	SetNetwork(ctx context.Context, owner env.Owner, id string, n env.Network) error
 }
 
 // Grade grades patch against t in a fresh environment of svc owned by owner.
@@ -91,13 +93,17 @@ func grade(ctx context.Context, svc Service, owner env.Owner, t *task.Task, patc
 
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(1+o.Reruns)*t.Limits.Timeout+o.Slack)
 	defer cancel()
-	info, err := svc.Create(ctx, env.CreateOptions{
+	co := env.CreateOptions{
 		Owner:     owner,
 		Workspace: t.Repo, // read-only lower layer: the task directory is never modified
 		Limits:    env.Limits{Memory: t.Limits.Memory, Pids: t.Limits.Pids},
-		Network:   "none",
 		Labels:    map[string]string{"agentbox.grade": t.ID},
-	})
+	}
+	if n := t.Network; n != nil {
+		// For setup only: test closes it before the test command runs.
+		co.Network = &env.Network{Allow: n.Allow, AllowPrivate: n.AllowPrivate, DNSOverride: n.DNSOverride}
+	}
+	info, err := svc.Create(ctx, co)
 	if err != nil {
 		v.InfraError = fmt.Sprintf("create environment: %v", err)
 		return v
@@ -360,6 +366,13 @@ func (r *run) test(ctx context.Context, first bool) (res task.Results, infra, er
 		}
 		if sr.ExitStatus() != 0 || sr.TimedOut {
 			return res, nil, fmt.Errorf("setup exited %d: %s", sr.ExitStatus(), tail(sr.Stderr, 2000))
+		}
+		if r.t.Network != nil {
+			// The tests never have a network: nothing is allowed from now on, and
+			// whatever setup left open is cut.
+			if err := r.svc.SetNetwork(ctx, r.owner, r.id, env.Network{Allow: []string{}}); err != nil {
+				return res, fmt.Errorf("close the network after setup: %w", err), nil
+			}
 		}
 	}
 	tr, infra := r.exec(ctx, fmt.Sprintf("test run %d", r.runs), r.t.TestCommand, envv)

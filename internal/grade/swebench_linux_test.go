@@ -87,7 +87,7 @@ func TestSWEBenchImportOracle(t *testing.T) {
 	}
 
 	t.Run("git log in the workspace", func(t *testing.T) {
-		info, err := m.Create(t.Context(), env.CreateOptions{Owner: owner, Workspace: tk.Repo, Network: "none"})
+		info, err := m.Create(t.Context(), env.CreateOptions{Owner: owner, Workspace: tk.Repo})
 		if err != nil {
 			t.Fatal(err)
 		}

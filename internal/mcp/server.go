@@ -41,6 +41,7 @@ func NewServer(d Options) *mcp.Server {
 		})
 	t := &tools{d: d}
 	t.addEnv(s)
+	t.addNetwork(s)
 	t.addExec(s)
 	t.addFiles(s)
 	t.addEdit(s)

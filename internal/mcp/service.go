@@ -37,6 +37,9 @@ type Service interface {
 	StrReplace(ctx context.Context, id, path, old, new string) error
 	Diff(ctx context.Context, id string) ([]byte, error)
 
+	SetNetwork(ctx context.Context, id string, n client.Network) error
+	NetworkLog(ctx context.Context, id string, after uint64) ([]client.NetworkEvent, error)
+
 	Export(ctx context.Context, id, path string) (client.Artifact, error)
 	ReadArtifact(ctx context.Context, ref string, offset, length int64) ([]byte, client.Artifact, error)
 }

@@ -60,3 +60,37 @@ func (t *tools) addEnv(s *mcp.Server) {
 			return destroyOut{ID: in.ID, Destroyed: true}, nil
 		})
 }
+
+type networkSetIn struct {
+	ID      string         `json:"id" jsonschema:"environment id"`
+	Network client.Network `json:"network" jsonschema:"the new policy; it replaces the old one and must lie within what the tenant may allow"`
+}
+
+type networkLogIn struct {
+	ID    string `json:"id" jsonschema:"environment id"`
+	After uint64 `json:"after,omitempty" jsonschema:"only connections with a greater seq"`
+}
+
+type networkLogOut struct {
+	Events []client.NetworkEvent `json:"events"`
+}
+
+func (t *tools) addNetwork(s *mcp.Server) {
+	svc := t.d.Service
+	add(t, s, &mcp.Tool{Name: "env_network_set", Description: "Replace an environment's network policy (the hosts its egress proxy lets it reach). It takes effect at once: open connections it no longer allows are cut. Only for an environment created with a network.",
+		Annotations: hints("Set network policy", false, true, true)},
+		func(in networkSetIn) string { return envWhat(in.ID) },
+		func(ctx context.Context, in networkSetIn) (client.Environment, error) {
+			if err := svc.SetNetwork(ctx, in.ID, in.Network); err != nil {
+				return client.Environment{}, err
+			}
+			return svc.Get(ctx, in.ID)
+		})
+	add(t, s, &mcp.Tool{Name: "env_network_log", Description: "List an environment's connections through its egress proxy, oldest first: host, port, address, allowed or denied and why, bytes each way.",
+		Annotations: hints("Network log", true, false, true)},
+		func(in networkLogIn) string { return envWhat(in.ID) },
+		func(ctx context.Context, in networkLogIn) (networkLogOut, error) {
+			evs, err := svc.NetworkLog(ctx, in.ID, in.After)
+			return networkLogOut{Events: append([]client.NetworkEvent{}, evs...)}, err
+		})
+}

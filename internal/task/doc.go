@@ -28,6 +28,11 @@
 //	hidden_tests   directory next to task.yaml, default "hidden"; non-empty
 //	protected      extra globs a patch may not touch (see below)
 //	setup          optional argv run from the repository root before the tests
+//	network        optional {allow, allow_private, dns_override} (as agentbox run's
+//	               --allow-host, --allow-private, --dns-override): what setup may
+//	               reach through the environment's egress proxy, say a package
+//	               index; needs setup. The tests never have a network: the grader
+//	               denies everything once setup has exited
 //	test_command   argv run from the repository root (no shell)
 //	public_test_command
 //	               optional argv the agent's test tool runs from the repository root

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/quantity"
 )
 
@@ -43,6 +45,7 @@ type file struct {
 	HiddenTests       *string        `yaml:"hidden_tests"`
 	Protected         []string       `yaml:"protected"`
 	Setup             []string       `yaml:"setup"`
+	Network           *fileNetwork   `yaml:"network"`
 	TestCommand       []string       `yaml:"test_command"`
 	PublicTestCommand []string       `yaml:"public_test_command"`
 	ResultFormat      string         `yaml:"result_format"`
@@ -51,6 +54,45 @@ type file struct {
 	Limits            *fileLimits    `yaml:"limits"`
 	Reference         string         `yaml:"reference"`
 	Metadata          map[string]any `yaml:"metadata"`
+}
+
+type fileNetwork struct {
+	Allow        []string          `yaml:"allow"`
+	AllowPrivate []string          `yaml:"allow_private"`
+	DNSOverride  map[string]string `yaml:"dns_override"`
+}
+
+// network checks task.yaml's network and that it has a setup to serve.
+func (l *loader) network(t *Task, n *fileNetwork) error {
+	if n == nil {
+		return nil
+	}
+	if len(t.Setup) == 0 {
+		return l.errf("network", "network is what setup may reach, and there is no setup; give setup or leave network out")
+	}
+	p := &egress.Policy{Allow: n.Allow}
+	for _, c := range n.AllowPrivate {
+		pfx, err := netip.ParsePrefix(c)
+		if err != nil {
+			return l.errf("network", "allow_private %q: want a CIDR prefix such as 10.1.0.0/16", c)
+		}
+		p.AllowPrivate = append(p.AllowPrivate, pfx)
+	}
+	for name, ip := range n.DNSOverride {
+		a, err := netip.ParseAddr(ip)
+		if err != nil {
+			return l.errf("network", "dns_override %s: %q is not an IP address", name, ip)
+		}
+		if p.DNSOverride == nil {
+			p.DNSOverride = map[string]netip.Addr{}
+		}
+		p.DNSOverride[name] = a
+	}
+	if err := p.Validate(); err != nil {
+		return l.errf("network", "%v", err)
+	}
+	t.Network = p
+	return nil
 }
 
 type fileLimits struct {
@@ -192,6 +234,9 @@ func (l *loader) fields(f *file) (*Task, error) {
 			return nil, l.errf("setup", "%v; give an argv list or leave setup out", err)
 		}
 		t.Setup = f.Setup
+	}
+	if err := l.network(t, f.Network); err != nil {
+		return nil, err
 	}
 	if err := l.testIDs(t, f); err != nil {
 		return nil, err

@@ -51,6 +51,22 @@ func TestLoadValid(t *testing.T) {
 	}
 }
 
+// TestLoadNetwork: task.yaml's network becomes the policy setup gets.
+func TestLoadNetwork(t *testing.T) {
+	dir := writeFixture(t)
+	writeYAML(t, dir, strings.Replace(fixtureYAML, "result_format:", "setup: [pip, download, -d, /tmp, x]\n"+
+		"network: {allow: [preset:pypi, Mirror.Internal.], allow_private: [10.1.0.0/16], dns_override: {mirror.internal: 10.1.2.3}}\nresult_format:", 1))
+	tk, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := tk.Network
+	if n == nil || strings.Join(n.Allow, " ") != "preset:pypi Mirror.Internal." || n.AllowPrivate[0].String() != "10.1.0.0/16" ||
+		n.DNSOverride["mirror.internal"].String() != "10.1.2.3" {
+		t.Errorf("Network = %+v", n)
+	}
+}
+
 func TestLoadDefaults(t *testing.T) {
 	dir := writeFixture(t)
 	yaml := fixtureYAML[:strings.Index(fixtureYAML, "limits:")] + "reference: solution.patch\n"
@@ -107,6 +123,11 @@ func TestLoadErrors(t *testing.T) {
 		{name: "test_command empty program", yaml: set("test_command: [python3,", "test_command: ['',"), field: "test_command", msg: "empty program"},
 		{name: "test_command a string", yaml: set("test_command: [python3, -I, -S, -B, agentbox_unittest.py, tests]", "test_command: python3 -m unittest"), file: "task.yaml", msg: "cannot unmarshal"},
 		{name: "setup empty program", yaml: set("result_format:", "setup: ['']\nresult_format:"), field: "setup", msg: "empty program"},
+		{name: "network without setup", yaml: set("result_format:", "network: {allow: [pypi.org]}\nresult_format:"), field: "network", msg: "there is no setup"},
+		{name: "network allow everything", yaml: set("result_format:", "setup: [pip, download]\nnetwork: {allow: ['*']}\nresult_format:"), field: "network", msg: "allow"},
+		{name: "network bad prefix", yaml: set("result_format:", "setup: [pip, download]\nnetwork: {allow: [pypi.org], allow_private: [10.1.2.3]}\nresult_format:"), field: "network", msg: "CIDR"},
+		{name: "network bad pin", yaml: set("result_format:", "setup: [pip, download]\nnetwork: {allow: [pypi.org], dns_override: {pypi.org: pypi}}\nresult_format:"), field: "network", msg: "not an IP"},
+		{name: "network secrets", yaml: set("result_format:", "setup: [pip, download]\nnetwork: {allow: [pypi.org], secrets: [x]}\nresult_format:"), file: "task.yaml", msg: "field secrets not found"},
 		{name: "fail_to_pass missing", yaml: set("fail_to_pass:\n  - tests/test_calc.py::CalcTest::test_add\n  - tests/test_calc_hidden.py::HiddenTest::test_commutative\n", ""), field: "fail_to_pass", msg: "missing"},
 		{name: "id in both lists", yaml: set("  - tests/test_calc.py::CalcTest::test_sub", "  - tests/test_calc.py::CalcTest::test_add"), field: "pass_to_pass[0]", msg: "already listed"},
 		{name: "junit id without file", yaml: set("  - tests/test_calc.py::CalcTest::test_sub", "  - test_sub"), field: "pass_to_pass[0]", msg: "FILE::NAME"},

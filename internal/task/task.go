@@ -2,6 +2,8 @@ package task
 
 import (
 	"time"
+
+	"github.com/agentbox/agentbox/internal/egress"
 )
 
 // Language is the language of a task's code; it selects the environment the grader
@@ -79,8 +81,9 @@ type Task struct {
 	// tests, the task's own protected list and the hidden files.
 	ProtectedGlobs []string
 
-	Setup       []string // argv run from the repository root before the tests; may be nil
-	TestCommand []string // argv run from the repository root
+	Setup       []string       // argv run from the repository root before the tests; may be nil
+	Network     *egress.Policy // what Setup may reach (nil: nothing); the tests never have one
+	TestCommand []string       // argv run from the repository root
 	// PublicTestCommand is the argv the agent's test tool runs from the repository
 	// root to see the public tests; DefaultPublicTestCommand when task.yaml has none.
 	// Nothing vouches for its output: it informs the agent and never grades.

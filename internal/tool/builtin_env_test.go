@@ -65,7 +65,7 @@ func builtins(t *testing.T, ws string, o BuiltinOptions) (*Registry, *Workspace,
 	svc := envtest.New(t)
 	owner := env.Owner{Tenant: "test", Task: "calc"}
 	ctx := context.Background()
-	info, err := svc.Create(ctx, env.CreateOptions{Owner: owner, Workspace: ws, Network: "none"})
+	info, err := svc.Create(ctx, env.CreateOptions{Owner: owner, Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
 	}

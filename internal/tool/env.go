@@ -7,6 +7,7 @@ import (
 
 	"time"
 
+	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/runner"
 	"github.com/agentbox/agentbox/internal/workspace"
@@ -25,6 +26,8 @@ type Service interface {
 	Stat(ctx context.Context, owner env.Owner, id, path string) (workspace.Entry, error)
 	Mkdir(ctx context.Context, owner env.Owner, id, path string) error
 	Remove(ctx context.Context, owner env.Owner, id, path string) error
+	// NetworkLog is read for a session's NetworkAccess events (Env.NetworkLog).
+	NetworkLog(ctx context.Context, owner env.Owner, id string, after uint64) ([]egress.Event, error)
 	env.Edits
 	env.Artifacts
 }
@@ -41,6 +44,9 @@ type EnvOptions struct {
 	Limits    env.Limits
 	TTL       time.Duration
 	Labels    map[string]string
+	// Network, when set, is what the environment may reach (env.CreateOptions);
+	// nil: no network.
+	Network *env.Network
 	// Tools configure the built-in tools; Service, Owner and EnvID are filled in.
 	Tools BuiltinOptions
 	// Scopes granted to the session; nil grants every built-in tool.
@@ -55,16 +61,17 @@ type Env struct {
 
 	svc   Service
 	owner env.Owner
+	net   bool
 }
 
-// OpenEnv creates an environment with network "none" and registers the built-in
-// tools on it. Close destroys it.
+// OpenEnv creates an environment (with no network unless o.Network gives one) and
+// registers the built-in tools on it. Close destroys it.
 func OpenEnv(ctx context.Context, o EnvOptions) (*Env, error) {
 	if o.Service == nil {
 		return nil, errors.New("tool: no environment service")
 	}
 	info, err := o.Service.Create(ctx, env.CreateOptions{Owner: o.Owner, Workspace: o.Workspace, Template: o.Template,
-		Limits: o.Limits, Network: "none", TTL: o.TTL, Labels: o.Labels})
+		Limits: o.Limits, TTL: o.TTL, Labels: o.Labels, Network: o.Network})
 	if err != nil {
 		return nil, fmt.Errorf("tool: create environment: %w", err)
 	}
@@ -80,7 +87,17 @@ func OpenEnv(ctx context.Context, o EnvOptions) (*Env, error) {
 		_ = o.Service.Destroy(context.WithoutCancel(ctx), o.Owner, info.ID)
 		return nil, err
 	}
-	return &Env{ID: info.ID, Registry: reg, Workspace: ws, svc: o.Service, owner: o.Owner}, nil
+	return &Env{ID: info.ID, Registry: reg, Workspace: ws, svc: o.Service, owner: o.Owner, net: o.Network != nil}, nil
+}
+
+// NetworkLog is Options.Network for a session in e, or nil when e has no network.
+func (e *Env) NetworkLog() func(ctx context.Context, after uint64) ([]egress.Event, error) {
+	if !e.net {
+		return nil
+	}
+	return func(ctx context.Context, after uint64) ([]egress.Event, error) {
+		return e.svc.NetworkLog(ctx, e.owner, e.ID, after)
+	}
 }
 
 // Diff returns the environment's changes as a unified diff.

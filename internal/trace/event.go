@@ -20,6 +20,7 @@ const (
 	ToolCallProposed      Type = "ToolCallProposed"      // Decision
 	ToolExecutionStarted  Type = "ToolExecutionStarted"  // ToolStart
 	ToolExecutionFinished Type = "ToolExecutionFinished" // ToolFinish
+	NetworkAccess         Type = "NetworkAccess"         // egress.Event: a connection that ended during the tool call
 	TurnCompleted         Type = "TurnCompleted"         // TurnEnd
 	TurnFailed            Type = "TurnFailed"            // TurnEnd with Error
 	TurnCancelled         Type = "TurnCancelled"         // TurnEnd with Error

@@ -34,13 +34,17 @@ func createOptions(r client.CreateRequest) (env.CreateOptions, error) {
 	if r.Limits.MemoryBytes < 0 || r.Limits.Pids < 0 || r.Limits.CPUs < 0 || r.Limits.WorkspaceBytes < 0 {
 		return env.CreateOptions{}, BadRequest("limits must not be negative")
 	}
+	n, err := network(r.Network)
+	if err != nil {
+		return env.CreateOptions{}, err
+	}
 	return env.CreateOptions{
 		Owner:     env.Owner{Task: r.Task},
 		Workspace: r.Workspace,
 		Template:  r.Template,
 		Limits: env.Limits{Memory: r.Limits.MemoryBytes, Pids: r.Limits.Pids,
 			CPUs: r.Limits.CPUs, WorkspaceSize: r.Limits.WorkspaceBytes},
-		Network: r.Network,
+		Network: n,
 		TTL:     ttl,
 		Idle:    idle,
 		Labels:  r.Labels,
@@ -57,6 +61,7 @@ func environment(i env.Info) client.Environment {
 		CreatedAt: i.CreatedAt,
 		LastUsed:  i.LastUsed,
 		State:     i.State,
+		Network:   wireNetwork(i.Network),
 	}
 	if !i.ExpiresAt.IsZero() {
 		t := i.ExpiresAt
@@ -98,6 +103,7 @@ func result(r *runner.Result) *client.Result {
 		StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes, StdoutRef: r.StdoutRef, StderrRef: r.StderrRef, DurationMS: r.DurationMS,
 		CPUUserMS: r.CPUUserMS, CPUSysMS: r.CPUSysMS, MemoryPeakBytes: r.MemoryPeakBytes,
 		Survivors: r.Survivors, Isolation: string(r.Isolation), LandlockABI: r.LandlockABI, Error: r.Error,
+		Network: networkEvents(r.Network),
 	}
 }
 
