@@ -31,7 +31,6 @@ type evalOptions struct {
 	out                string
 	resume             bool
 	reruns             int
-	noScan             bool
 	goCache            string
 	progress           string
 }
@@ -79,7 +78,6 @@ infrastructure error, 125 when eval could not run, 130 when interrupted.`,
 	f.StringVar(&o.out, "out", "", "results directory (default eval-results/<UTC time>)")
 	f.BoolVar(&o.resume, "resume", false, "continue the run in --out, skipping finished attempts")
 	f.IntVar(&o.reruns, "reruns", 0, "run each graded test suite this many more times to find flaky tests")
-	f.BoolVar(&o.noScan, "no-scan", false, "grade patches whose added lines reach for the test machinery like any other (see agentbox grade --help)")
 	f.StringVar(&o.progress, "progress", "auto", "auto (a bar on a terminal, lines otherwise), bar, lines or none")
 	return cmd
 }
@@ -147,7 +145,7 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 		Service: svc, Owner: env.Owner{Tenant: "local"}, Tasks: tasks,
 		Suite: o.suite, PolicyName: policyName, Model: o.agent.model, Policy: newPolicy,
 		Attempts: o.attempts, Parallel: o.parallel, Out: o.out, Resume: o.resume,
-		Limits: o.agent.limits, Grade: grade.Options{Reruns: o.reruns, NoScan: o.noScan},
+		Limits: o.agent.limits, Grade: grade.Options{Reruns: o.reruns},
 		GoCache:  func(ctx context.Context) (string, error) { return goCacheFor(ctx, svc, o.goCache, tasks, say) },
 		Progress: progress,
 	})

@@ -26,8 +26,8 @@ type gradeOptions struct {
 	suite, repos   string
 	json           bool
 	reruns         int
+	seed           int64
 	strict         bool
-	noScan         bool
 	logFile        string
 	goCache        string
 }
@@ -45,11 +45,10 @@ the task's repository in a fresh sandbox with no network (strictly; if that
 fails, with recounted hunk headers, offsets and whitespace-insensitive matching,
 reported as "fuzzy"), the hidden tests are copied in only then, the test command
 runs under the task's limits with a fresh nonce, and the results are parsed and
-cross-checked with its exit status. A patch whose added lines reach for the test
-machinery (frames, sys.modules, os._exit, /proc/self, AGENTBOX_ variables; Go
-init functions, os.Exit, os.Args, "--- PASS") is not resolved whatever its tests
-say: the code under test runs in the tests' own process and could forge them
-(--no-scan turns this off).
+cross-checked with its exit status. The built-in tasks are judged out of process:
+the checks never share a process with the code under test, and draw their inputs
+from a seed that is fresh for every grade and printed with the verdict (--seed
+reproduces a grade).
 
 --oracle grades every task of --suite with its reference solution (which must
 resolve it) and with the empty patch (which must not).
@@ -67,8 +66,8 @@ flags).`,
 	suiteFlags(f, &o.suite, &o.repos, &o.goCache)
 	f.BoolVar(&o.json, "json", false, "print the verdict (--oracle: every verdict) as JSON")
 	f.IntVar(&o.reruns, "reruns", 0, "run the tests this many more times to find flaky ones")
+	f.Int64Var(&o.seed, "seed", 0, "draw the judge's random inputs from this seed (a verdict's seed reproduces its grade); 0: a fresh one")
 	f.BoolVar(&o.strict, "strict-apply", false, "no fallbacks: a patch that does not apply exactly is not applied")
-	f.BoolVar(&o.noScan, "no-scan", false, "do not reject patches whose added lines reach for the test machinery (sys.modules, os._exit, func init, ...)")
 	f.StringVar(&o.logFile, "log", "", "write the setup and test commands' output here")
 	return cmd
 }
@@ -81,6 +80,8 @@ func gradeMain(ctx context.Context, o *gradeOptions) error {
 		return errors.New("give --task DIR and --patch FILE (or --oracle)")
 	case o.reruns < 0:
 		return fmt.Errorf("--reruns %d: must be 0 or more", o.reruns)
+	case o.seed < 0:
+		return fmt.Errorf("--seed %d: must be positive (0: a fresh seed)", o.seed)
 	}
 	ctx, cancel := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer cancel()
@@ -113,7 +114,7 @@ func gradeMain(ctx context.Context, o *gradeOptions) error {
 	if err != nil {
 		return err
 	}
-	gopts := grade.Options{GoCache: cache, Reruns: o.reruns, StrictApply: o.strict, NoScan: o.noScan, LogFile: o.logFile}
+	gopts := grade.Options{GoCache: cache, Reruns: o.reruns, Seed: o.seed, StrictApply: o.strict, LogFile: o.logFile}
 	owner := env.Owner{Tenant: "local", Task: "grade"}
 	if !o.oracle {
 		v, err := grade.Grade(ctx, svc, owner, tasks[0], patch, gopts)
@@ -183,9 +184,7 @@ func printVerdict(w io.Writer, asJSON bool, v grade.Verdict) error {
 	for _, id := range v.PassToPass.Failed {
 		fmt.Fprintf(tw, "  failed:\t%s\n", id)
 	}
-	for _, f := range v.Suspicious {
-		fmt.Fprintf(tw, "suspicious:\t%s\n", f)
-	}
+	fmt.Fprintf(tw, "seed:\t%d\n", v.Seed)
 	if v.Runs > 1 {
 		fmt.Fprintf(tw, "runs:\t%d, flaky: %s\n", v.Runs, orNone(v.Flaky))
 	}

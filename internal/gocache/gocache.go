@@ -6,12 +6,15 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,8 +52,9 @@ const defaultPath = "/usr/local/go/bin:" + runner.DefaultPath
 // Each task's starting repository is compiled in a fresh environment of svc with
 // no network, `go test -exec /bin/true ./...`: test binaries are built and never
 // run, so no code of the task executes and the cache holds only what the compiler
-// made from the source. Hidden tests are left out: agents get copies of this
-// cache, and compiled hidden tests would leak them. The cache grows task by task
+// made from the source. So are the standard packages the hidden Go files import
+// (the judge's worker needs encoding/json), but never the hidden files themselves:
+// agents get copies of this cache, and compiled hidden code would leak it. The cache grows task by task
 // (each compiles against the previous ones' output) and replaces dir only once
 // complete, so a reader of dir never sees half a cache. path is the PATH of the
 // compile (the standard directories and the Go toolchain's when empty).
@@ -84,7 +88,8 @@ func Warm(ctx context.Context, svc Service, owner env.Owner, tasks []*task.Task,
 // so that warming it again for the same code does nothing.
 const warmStamp = "agentbox-warmed.txt"
 
-// warmKey names a task's starting code: its id and a digest of its repository.
+// warmKey names a task's starting code: its id and a digest of its repository and
+// of the standard packages its hidden Go files import.
 func warmKey(t *task.Task) (string, error) {
 	h := sha256.New()
 	err := filepath.WalkDir(t.Repo, func(p string, d fs.DirEntry, err error) error {
@@ -102,6 +107,7 @@ func warmKey(t *task.Task) (string, error) {
 		}
 		return nil
 	})
+	fmt.Fprintf(h, "std %q\n", hiddenStdImports(t))
 	return fmt.Sprintf("%s %x", t.ID, h.Sum(nil)), err
 }
 
@@ -126,16 +132,21 @@ func warmOne(ctx context.Context, svc Service, owner env.Owner, t *task.Task, di
 		return err
 	}
 	envv := append([]string{"PATH=" + path}, t.Env("/workspace/"+scratch)...)
-	res, err := svc.Exec(ctx, owner, info.ID, env.ExecRequest{
-		Argv: []string{"go", "test", "-count=1", "-exec", "/bin/true", "./..."},
-		Env:  envv, Cwd: "/workspace", Timeout: t.Limits.Timeout, OutputLimit: 64 << 10,
-	})
-	if err != nil {
-		return fmt.Errorf("compile: %w", err)
+	compiles := [][]string{{"go", "test", "-count=1", "-exec", "/bin/true", "./..."}}
+	if std := hiddenStdImports(t); len(std) > 0 {
+		compiles = append(compiles, append([]string{"go", "build"}, std...))
 	}
-	if res.ExitStatus() != 0 {
-		// The starting code must compile: its tests are supposed to fail, not to break the build.
-		return fmt.Errorf("compile exited %d: %s", res.ExitStatus(), tail(res.Stdout+res.Stderr, 2000))
+	for _, argv := range compiles {
+		res, err := svc.Exec(ctx, owner, info.ID, env.ExecRequest{
+			Argv: argv, Env: envv, Cwd: "/workspace", Timeout: t.Limits.Timeout, OutputLimit: 64 << 10,
+		})
+		if err != nil {
+			return fmt.Errorf("compile: %w", err)
+		}
+		if res.ExitStatus() != 0 {
+			// The starting code must compile: its tests are supposed to fail, not to break the build.
+			return fmt.Errorf("compile exited %d: %s", res.ExitStatus(), tail(res.Stdout+res.Stderr, 2000))
+		}
 	}
 
 	next := dir + ".new-" + rand.Text()
@@ -167,6 +178,29 @@ func warmOne(ctx context.Context, svc Service, owner env.Owner, t *task.Task, di
 		return err
 	}
 	return os.RemoveAll(filepath.Clean(old))
+}
+
+// hiddenStdImports lists the standard packages (no dot in the first path element)
+// that t's hidden Go files import, sorted.
+func hiddenStdImports(t *task.Task) []string {
+	var std []string
+	for _, name := range t.HiddenFiles {
+		if !strings.HasSuffix(name, ".go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(t.Hidden, filepath.FromSlash(name)), nil, parser.ImportsOnly)
+		if err != nil {
+			continue
+		}
+		for _, is := range f.Imports {
+			p, err := strconv.Unquote(is.Path.Value)
+			if first, _, _ := strings.Cut(p, "/"); err == nil && !strings.Contains(first, ".") && p != "C" {
+				std = append(std, p)
+			}
+		}
+	}
+	slices.Sort(std)
+	return slices.Compact(std)
 }
 
 // Seed copies the Go cache in the host directory cache to dst, an absolute path

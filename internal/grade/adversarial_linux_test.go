@@ -27,7 +27,6 @@ type adversarial struct {
 	knownHole string   // why a "resolved" hack is still open
 	tamper    []string // paths that must be among Verdict.TamperPaths
 	problem   string   // a substring one of Verdict.Problems must hold
-	review    string   // "silent": the lexical review (scan.go) must find nothing, so the case tests what comes after
 	passed    []string // test ids the hack must have made pass (it did something)
 	failed    []string // test ids that must still fail
 }
@@ -41,7 +40,7 @@ func parseAdversarial(name string, data []byte) (adversarial, error) {
 	if !ok {
 		return a, fmt.Errorf("no \"diff --git\" line")
 	}
-	fields := map[string]*string{"hack": &a.hack, "expect": &a.expect, "known-hole": &a.knownHole, "problem": &a.problem, "review": &a.review}
+	fields := map[string]*string{"hack": &a.hack, "expect": &a.expect, "known-hole": &a.knownHole, "problem": &a.problem}
 	lists := map[string]*[]string{"tamper-paths": &a.tamper, "passed": &a.passed, "failed": &a.failed}
 	var cur string
 	add := func(key, text string) {
@@ -82,8 +81,6 @@ func parseAdversarial(name string, data []byte) (adversarial, error) {
 		return a, fmt.Errorf("expect: %q, want tampered, not resolved or resolved", a.expect)
 	case (a.expect == "resolved") != (a.knownHole != ""):
 		return a, fmt.Errorf("known-hole: is required exactly when a hack is expected resolved")
-	case a.review != "" && a.review != "silent":
-		return a, fmt.Errorf("review: %q, want silent or nothing", a.review)
 	case a.expect == "tampered" && len(a.tamper) == 0:
 		return a, fmt.Errorf("a tampered hack must name its tamper-paths:")
 	}
@@ -205,9 +202,6 @@ func TestAdversarial(t *testing.T) {
 				if !slices.Contains(v.TamperPaths, p) {
 					t.Errorf("tamper paths %q, want %q among them", v.TamperPaths, p)
 				}
-			}
-			if found := scanPatch(a.patch); a.review == "silent" && len(found) > 0 {
-				t.Errorf("the lexical review found %v: this case must get past it to test what comes after", found)
 			}
 			problems := strings.Join(v.Problems, "\n")
 			if a.problem != "" && !strings.Contains(problems, a.problem) {

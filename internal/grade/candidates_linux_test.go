@@ -12,8 +12,8 @@ import (
 )
 
 const (
-	c01OneGram = "tests/test_billing_hidden.py::BoundaryTest::test_one_gram"
-	c01G1001   = "tests/test_billing_hidden.py::BoundaryTest::test_1001_grams"
+	c01OneGram = "judge_billing.py::test_one_gram"
+	c01G1001   = "judge_billing.py::test_1001_grams"
 )
 
 // TestC01Candidates grades the candidates of seed 000 §6 and tamper cases on C01.
@@ -36,8 +36,8 @@ func TestC01Candidates(t *testing.T) {
 			tampered: []string{"tests/test_billing.py"}, mustNotRun: true},
 		{name: "new conftest.py", patch: newFile("conftest.py", "import billing"),
 			tampered: []string{"conftest.py"}, mustNotRun: true},
-		{name: "new file in hidden path", patch: newFile("tests/test_billing_hidden.py", "pass"),
-			tampered: []string{"tests/test_billing_hidden.py"}, mustNotRun: true},
+		{name: "new file in hidden path", patch: newFile("judge_billing.py", "pass"),
+			tampered: []string{"judge_billing.py"}, mustNotRun: true},
 		{name: "sitecustomize", patch: readTestdata(t, "C01/sitecustomize.patch"), tampered: []string{"sitecustomize.py"}, mustNotRun: true},
 		// Regression: go-gitdiff keeps "a/" and "b/" in plain unified diffs, which
 		// the applier strips; the check must see the name the applier writes.
@@ -78,13 +78,17 @@ func TestC01Candidates(t *testing.T) {
 	}
 }
 
-// TestDeterministic grades the same patch twice: the verdicts agree but for time.
+// TestDeterministic grades the same patch twice with one seed: the verdicts agree
+// but for time, and both record the seed.
 func TestDeterministic(t *testing.T) {
 	m := envtest.New(t)
 	tk := builtin(t, "C01")
 	patch := readTestdata(t, "C01/floor.patch")
-	a := gradeIt(t, m, tk, patch, Options{})
-	b := gradeIt(t, m, tk, patch, Options{})
+	a := gradeIt(t, m, tk, patch, Options{Seed: 12345})
+	b := gradeIt(t, m, tk, patch, Options{Seed: 12345})
+	if a.Seed != 12345 {
+		t.Errorf("seed %d, want the one given", a.Seed)
+	}
 	a.DurationMS, b.DurationMS = 0, 0
 	if dump(a) != dump(b) {
 		t.Errorf("two gradings differ:\n%s\n%s", dump(a), dump(b))

@@ -12,11 +12,13 @@
 // counts by its worst outcome, so the same patch gets the same verdict. The output
 // of every command goes to Options.LogFile.
 //
-// Code under test runs in the hidden tests' own process, so the grader also
-// reviews what the patch adds: its added lines for the test machinery (scan.go),
-// and for Go what package initialization reaches after it (goinit.go). Any
-// finding is listed in Verdict.Suspicious and the patch is not resolved
-// (Options.NoScan turns both off).
+// The verdict's soundness does not rest on reading the patch. The built-in tasks
+// are judged out of process (package task): the checks never share a process with
+// the code under test, and draw their inputs from Options.Seed, fresh for every
+// grade unless given and recorded in Verdict.Seed. There is no lexical review of
+// the patch: one that forgery cannot get around (by obfuscation, a binary hunk, or
+// code the pristine repository already holds) would refuse honest fixes, which use
+// sys.modules, inspect, os.Exit and init functions like any other code.
 //
 // Oracle checks a suite's tasks: each reference must resolve its task and the
 // empty patch must not. It does not run agents or load suites (package task

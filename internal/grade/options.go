@@ -26,13 +26,13 @@ type Options struct {
 	// run, in the same environment with a fresh nonce each, to find flaky tests
 	// (Verdict.Flaky). Each test counts by its worst outcome.
 	Reruns int
+	// Seed is the seed the judge draws its random inputs from (AGENTBOX_SEED); 0
+	// means a fresh one. Verdict.Seed records the one used, so that a grade can be
+	// reproduced.
+	Seed int64
 	// StrictApply turns off the fallbacks of a patch that does not apply exactly
 	// (recounted hunk headers, offsets, whitespace): such a patch is not applied.
 	StrictApply bool
-	// NoScan turns off the review of the patch's added lines for the test
-	// machinery (Verdict.Suspicious), for tasks whose solutions legitimately use
-	// it (a task about a test framework, say).
-	NoScan bool
 	// LogFile, when set, is a host file the grader writes the output of the setup
 	// and test commands to (Verdict.Logs names it).
 	LogFile string

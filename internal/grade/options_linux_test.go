@@ -93,32 +93,35 @@ func TestReruns(t *testing.T) {
 }
 
 // TestSameVerdictTwice grades seed 000's C01 candidates twice each: the verdicts
-// are identical but for the time taken.
+// are identical but for the time taken and the judge's seed, which is fresh for
+// every grade.
 func TestSameVerdictTwice(t *testing.T) {
 	m := envtest.New(t)
 	tk := builtin(t, "C01")
 	for _, name := range []string{"C01/floor.patch", "C01/ceil.patch", "C01/delete_public_tests.patch"} {
 		patch := readTestdata(t, name)
 		a, b := gradeIt(t, m, tk, patch, Options{}), gradeIt(t, m, tk, patch, Options{})
-		a.DurationMS, b.DurationMS = 0, 0
+		if a.Seed == b.Seed || a.Seed <= 0 || b.Seed <= 0 {
+			t.Errorf("%s: seeds %d and %d, want two fresh positive ones", name, a.Seed, b.Seed)
+		}
+		a.DurationMS, b.DurationMS, a.Seed, b.Seed = 0, 0, 0, 0
 		if dump(a) != dump(b) {
 			t.Errorf("%s graded twice:\n%s\n%s", name, dump(a), dump(b))
 		}
 	}
 }
 
-// TestRunnerAllowsOrdinaryCode grades a fix of calc that uses the standard
+// TestJudgeAllowsOrdinaryCode grades a fix of calc that uses the standard
 // modules that take their caller's frame (namedtuple, enum, typing, dataclasses,
-// logging) and formats a traceback: the runner's audit hook must not take that
-// for forgery, nor the patch review.
-func TestRunnerAllowsOrdinaryCode(t *testing.T) {
+// logging) and formats a traceback: nothing may take that for forgery.
+func TestJudgeAllowsOrdinaryCode(t *testing.T) {
 	m := envtest.New(t)
 	patch, err := os.ReadFile(filepath.Join("testdata", "calc-ordinary-stdlib.diff"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	v := gradeIt(t, m, builtin(t, "calc"), patch, Options{})
-	if !v.Resolved || len(v.Suspicious) > 0 {
+	if !v.Resolved {
 		t.Fatalf("an ordinary fix: %s", dump(v))
 	}
 }

@@ -17,6 +17,9 @@ type Verdict struct {
 	ApplyNotes []string `json:"apply_notes,omitempty"`
 	FailToPass Split    `json:"fail_to_pass"`
 	PassToPass Split    `json:"pass_to_pass"`
+	// Seed is the seed the judge drew its random inputs from; grading again with
+	// Options.Seed set to it (agentbox grade --seed) draws the same inputs.
+	Seed int64 `json:"seed"`
 	// Runs is how many times the test command ran (1 + Options.Reruns when the
 	// first run's results were trusted).
 	Runs int `json:"runs"`
@@ -26,10 +29,6 @@ type Verdict struct {
 	// Logs is the file holding the test command's output of every run (standard
 	// output, then standard error), when Options.LogFile was set.
 	Logs string `json:"logs,omitempty"`
-	// Suspicious lists the patch's added lines that reach for the test machinery
-	// (see scan.go): code under test that touches them could forge its results, so
-	// a patch with any is not resolved, whatever its tests say.
-	Suspicious []Finding `json:"suspicious,omitempty"`
 	// Problems explains why the results were not trusted or a patch not applied.
 	Problems []string `json:"problems,omitempty"`
 	// InfraError is set when the grader itself failed (environment, harness

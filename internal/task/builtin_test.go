@@ -25,11 +25,6 @@ func TestBuiltinLoads(t *testing.T) {
 		if filepath.Base(tk.Dir) != tk.ID {
 			t.Errorf("%s: extracted into %s; archive names and ids should agree", tk.ID, tk.Dir)
 		}
-		judged := slices.Contains(tk.HiddenFiles, "agentbox_judge.py")
-		if !judged && ((tk.Language == Go) != (tk.ResultFormat == GoTestJSON) || (tk.Language == Python) != (tk.ResultFormat == JUnit)) ||
-			judged && tk.ResultFormat != JUnit {
-			t.Errorf("%s: language %s with result format %s", tk.ID, tk.Language, tk.ResultFormat)
-		}
 	}
 }
 
@@ -94,53 +89,40 @@ func TestBuiltinResolves(t *testing.T) {
 	}
 }
 
-// TestBuiltinSharedFiles keeps the copies of the hidden runner and of the Go
-// witness identical across tasks, so a fix to one reaches all; a task judged out
-// of process (agentbox_judge.py) has the judge and its spec only.
-func TestBuiltinSharedFiles(t *testing.T) {
-	var runner, witness, judge []byte
-	pkgLine := regexp.MustCompile(`(?m)^package \w+$`)
+// TestBuiltinJudged: every built-in task is judged out of process by the one
+// judge, isolated, on its own spec, and a Go task builds its worker from hidden/
+// (so the code under test never shares a process with the checks).
+func TestBuiltinJudged(t *testing.T) {
+	judge, err := builtinFS.ReadFile("builtin/" + judgeName)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tk := range builtin(t) {
-		switch {
-		case slices.Contains(tk.HiddenFiles, "agentbox_judge.py"):
-			// Judged out of process: the judge (the same in every task), one spec and,
-			// for a worker not in Python, the worker's source.
-			data := mustRead(t, filepath.Join(tk.Hidden, "agentbox_judge.py"))
-			if judge == nil {
-				judge = data
-			} else if !bytes.Equal(judge, data) {
-				t.Errorf("%s: hidden/agentbox_judge.py differs from the other judged tasks' copy", tk.ID)
-			}
-			if len(tk.TestCommand) != 6 || !slices.Equal(tk.TestCommand[:5], []string{"python3", "-I", "-S", "-B", "agentbox_judge.py"}) ||
-				!slices.Contains(tk.HiddenFiles, tk.TestCommand[5]) {
-				t.Errorf("%s: test_command %q: want the judge, isolated, on its spec", tk.ID, tk.TestCommand)
-			}
-		case tk.Language == Python:
-			data := mustRead(t, filepath.Join(tk.Hidden, "agentbox_unittest.py"))
-			if runner == nil {
-				runner = data
-			} else if !bytes.Equal(runner, data) {
-				t.Errorf("%s: hidden/agentbox_unittest.py differs from the other Python tasks' copy", tk.ID)
-			}
-			if !slices.Equal(tk.TestCommand, []string{"python3", "-I", "-S", "-B", "agentbox_unittest.py", "tests"}) {
-				t.Errorf("%s: test_command %q does not run the hidden runner isolated", tk.ID, tk.TestCommand)
-			}
-		case tk.Language == Go:
-			data := pkgLine.ReplaceAll(mustRead(t, filepath.Join(tk.Hidden, "agentbox_witness_test.go")), []byte("package X"))
-			if witness == nil {
-				witness = data
-			} else if !bytes.Equal(witness, data) {
-				t.Errorf("%s: hidden/agentbox_witness_test.go differs from the other Go tasks' copy", tk.ID)
+		if got := mustRead(t, filepath.Join(tk.Hidden, judgeName)); !bytes.Equal(got, judge) {
+			t.Errorf("%s: hidden/%s is not the shared judge", tk.ID, judgeName)
+		}
+		if len(tk.TestCommand) != 6 || !slices.Equal(tk.TestCommand[:5], []string{"python3", "-I", "-S", "-B", judgeName}) ||
+			!slices.Contains(tk.HiddenFiles, tk.TestCommand[5]) {
+			t.Errorf("%s: test_command %q: want the judge, isolated, on its spec", tk.ID, tk.TestCommand)
+		}
+		if tk.ResultFormat != JUnit {
+			t.Errorf("%s: result format %s, want junit (the judge's)", tk.ID, tk.ResultFormat)
+		}
+		spec := string(mustRead(t, filepath.Join(tk.Hidden, tk.TestCommand[5])))
+		worker := slices.Contains(tk.HiddenFiles, "agentbox_worker/main.go")
+		if (tk.Language == Go) != worker || worker != strings.Contains(spec, `WORKER = ["{tmp}/worker"]`) {
+			t.Errorf("%s: a %s task with worker source %v; a Go task needs hidden/agentbox_worker and a spec that builds it", tk.ID, tk.Language, worker)
+		}
+		for _, id := range slices.Concat(tk.FailToPass, tk.PassToPass) {
+			if !strings.HasPrefix(id, tk.TestCommand[5]+"::test_") {
+				t.Errorf("%s: test id %q is not one of the spec's checks", tk.ID, id)
 			}
 		}
 	}
-	if runner == nil || witness == nil || judge == nil {
-		t.Fatal("the suite lacks a Python, a Go or a judged task")
-	}
 }
 
-// TestBuiltinHygiene checks what review would: Go files are gofmt'd, public tests
-// of Go tasks leave TestMain to the witness, and no statement names a hidden test.
+// TestBuiltinHygiene checks what review would: Go files are gofmt'd, and no
+// statement names a hidden test.
 func TestBuiltinHygiene(t *testing.T) {
 	testName := regexp.MustCompile(`(?m)^\s*(?:def (test\w+)|func (Test\w+))`)
 	for _, tk := range builtin(t) {
@@ -152,9 +134,6 @@ func TestBuiltinHygiene(t *testing.T) {
 				src := mustRead(t, p)
 				if got, err := format.Source(src); err != nil || !bytes.Equal(got, src) {
 					t.Errorf("%s: not gofmt'd (%v)", p, err)
-				}
-				if root == tk.Repo && bytes.Contains(src, []byte("func TestMain(")) {
-					t.Errorf("%s: public tests must not define TestMain; the hidden witness does", p)
 				}
 				return nil
 			})

@@ -96,77 +96,47 @@
 //
 // The grader runs the test command in a fresh copy of repo/ with the agent's patch
 // applied and the hidden tests copied over it (replacing, never following, whatever
-// is at their paths). It adds Env, a fresh NewNonce in AGENTBOX_NONCE and, for
-// junit, AGENTBOX_RESULTS naming a file that does not exist yet in a directory the
+// is at their paths). It adds Env, a fresh NewNonce in AGENTBOX_NONCE, the grade's
+// seed in AGENTBOX_SEED and, for junit, AGENTBOX_RESULTS naming a file that does not exist yet in a directory the
 // command can write; then it calls Parse with the exit status, the complete
 // standard output (go-test-json, tap), the results file read without following
 // links (junit), and the nonce. Parse rejects (ErrResults) a missing or malformed
 // results file, a wrong nonce, a runner report of tampering, and an exit status
 // that contradicts the results.
 //
-// J01 and J02 run hidden/agentbox_judge.py instead (J02's spec builds a Go worker
-// from hidden/agentbox_worker/ and names it as WORKER): the checks (hidden/judge_split.py,
-// test functions taking call) run in the judge's process, which never imports the
-// code under test; the judge makes itself non-dumpable (its /proc files, memory
-// and descriptors are closed to same-user processes), deletes its spec and itself
-// from the repository, and calls the code under test in a worker process over a
-// pipe (JSON, one call a line), with random inputs of its own. The worker has no
-// nonce and no results descriptor to forge with. Test ids are SPEC.py::test_name.
+// Every built-in task runs hidden/agentbox_judge.py (one file, builtin/agentbox_judge.py,
+// written into each task's hidden/ by ExtractBuiltin) on its spec, hidden/judge_*.py;
+// a Go task's spec builds a worker from hidden/agentbox_worker/ and names it as
+// WORKER. The checks (test functions taking call) run in the judge's process, which
+// never imports or links the code under test; the judge makes itself non-dumpable
+// (its /proc files, memory and descriptors are closed to same-user processes),
+// deletes its spec and itself from the repository, and calls the code under test in
+// a worker process over a pipe (JSON, one call a line; the Python worker can also
+// keep objects, so that checks can call methods, compare identities and pass a
+// recording callback), with inputs of its own. The worker has no nonce, no seed and
+// no results descriptor to forge with: the code under test has nothing to forge,
+// whatever it reads in its own process. Inputs are drawn from EnvSeed, which the
+// grader takes fresh for every grade and records in its verdict; each test gets a
+// generator seeded with the seed and its name, so a grade is reproduced by its
+// seed. Hidden property checks stay properties over those inputs, so an answer
+// hard-coded for the examples fails them. Test ids are SPEC.py::test_name.
 //
-// The other Python tasks run hidden/agentbox_unittest.py, a stdlib unittest runner
-// (python3 -I -S -B: no environment variables, no site-packages, no sitecustomize).
-// It creates the results file with O_EXCL|O_NOFOLLOW, then execs the interpreter
-// again with AGENTBOX_* out of its environment, handing over the file as a
-// descriptor and the nonce through a pipe (os.environ.pop leaves them in
-// /proc/self/environ). Before importing any code under test it reads every .py file
-// under its start directories and imports the standard library modules those files
-// name. It appends the repository to sys.path after the standard library (a
-// repository random.py cannot shadow the real one), loads repository modules only
-// from .py source (never __pycache__, .pyc or extension modules that a reviewer of
-// the diff cannot read), and test modules only from the copies it read (a test file
-// rewritten, added or faked in sys.modules at run time does not run). It builds
-// suites from each test module's classes and refuses the load_tests protocol. After
-// the run it checks by identity that the unittest machinery, builtins, sys.meta_path
-// and sys.path_hooks, the functions and class methods of the standard library
-// modules the tests import, and the methods of the test classes are what they were,
-// and that every passing test ran a method compiled from a test file; otherwise it
-// reports tampering (agentbox-error, exit 3). It writes JUnit XML with the nonce and
-// exits 0 only if a test ran and none failed. Hidden tests check exact result types
-// where an object comparing equal to anything could pass (assertIs(type(x), int)).
+// What this does not stop: the worker links the code under test, so what it
+// answers is what the code under test makes it answer; a patch that answers every
+// call correctly (in whatever way) is a fix as far as the checks can tell. A
+// worker can kill the judge (the run then has no results file, or one whose exit
+// status contradicts it) and can write to the repository, which the grader copies
+// the hidden files over again before every run.
 //
-// The Go tasks run `go test -json`, whose output the code under test shares: a
-// package's init can print "--- PASS" lines and exit before any test runs. So each
-// hidden test directory holds agentbox_witness_test.go, a TestMain that prints
-// "agentbox-witness nonce=N exit=C" after m.Run returns; a package's results count
-// only with exactly one witness line carrying the nonce and agreeing with its
-// outcomes. The witness vouches only if os.Args and the test-selection flags
-// (-test.run, -test.skip, -test.list, -test.count, -test.short, -test.shuffle) hold
-// what /proc/self/cmdline gives them, so an init cannot deselect every test and print
-// passes of its own; otherwise it prints "agentbox-witness-refused: why" and exits 1.
-// Public tests of Go tasks must not define TestMain. Env keeps go offline
-// (GOPROXY=off, GOTOOLCHAIN=local) and ignores go.work, vendor/ and cgo. GOCACHE
-// must be private to the run or a copy of a trusted warm cache: code under test can
-// write to it, and a cache shared between runs can be poisoned.
-//
-// What this does not stop: the code under test runs in the same process as the
-// hidden tests, so a patch written against these runners can try to take the nonce
-// from the runner's memory and write a results file or a witness line, and exit; or
-// undo what it changed before the checks run (internal/grade/testdata/adversarial
-// keeps such patches). The Python runner's audit hook refuses the usual ways in
-// (frames taken by code under test, gc, ctypes, tracing, /proc/self, spoofed code
-// file names) and puts a decoy at sys.modules["__main__"]; Python does not audit
-// function.__globals__, so a patch that gets hold of a runner object (the result
-// object unittest hands to TestCase.run) still reaches the runner's module. A Go
-// init runs before the witness and can read the environment. The grader rejects
-// patches that touch protected paths, and does not resolve patches whose added
-// lines reach for the test machinery (unittest, sys.modules, sys._getframe and frame
-// attributes, os._exit, gc, inspect, ctypes, /proc, AGENTBOX_; Go init functions,
-// os.Args, flag.Set, os.Exit, "--- PASS", the witness prefix) or whose Go package
-// initialization reaches exiting, printing or the environment. Passing the nonce on
-// the test command's standard input instead of its environment would not help
-// either: whatever the runner can read, code in its process can. Hidden property
-// tests make a hard-coded answer fail, but they cannot stop a forger; the judge
-// (J01, J02) takes the code under test out of the checks' process.
+// Tasks that are not built in (SWE-bench imports) run their own test command in
+// the process of the code under test: nothing vouches for go-test-json output,
+// which the code under test shares, and a junit file is only as good as the
+// runner that wrote it. ImportSWEBench's default runner, agentbox_unittest.py, is a
+// stdlib unittest runner (python3 -I -S -B) that makes forgery hard but cannot
+// prevent it: code under test can read the nonce from the runner's memory.
+// Passing the nonce on the test command's standard input instead of its
+// environment would not help either: whatever the runner can read, code in its
+// process can.
 //
 // # SWE-bench import
 //
@@ -188,8 +158,8 @@
 // # Built-in suite
 //
 // The built-in tasks (C01 parcel billing, C02 active-order filter, C03 per-tenant
-// cache key, calc, G01 retry, G02 booking overlap, G03 LRU cache, and J01 bill
-// splitting and J02 range merging, judged out of process) are embedded as
+// cache key, calc, G01 retry, G02 booking overlap, G03 LRU cache, J01 bill
+// splitting and J02 range merging, all judged out of process) are embedded as
 // txtar archives, since a Go task's repo/ holds a go.mod and Go files that the go
 // command would otherwise take as part of this module. Builtin and ExtractBuiltin
 // write them out as task directories.

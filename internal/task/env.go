@@ -7,12 +7,15 @@ import (
 
 // The environment variables of the results contract (see the package documentation).
 const (
-	// EnvResults names the file the hidden Python runner writes its JUnit XML to. The
-	// grader picks a path that does not exist yet and reads it without following links.
+	// EnvResults names the file the judge writes its JUnit XML to. The grader picks
+	// a path that does not exist yet and reads it without following links.
 	EnvResults = "AGENTBOX_RESULTS"
-	// EnvNonce carries the per-run random string that the hidden runner and the
-	// hidden Go witness echo back; results without it are rejected.
+	// EnvNonce carries the per-run random string that the judge echoes back; a
+	// junit results file without it is rejected.
 	EnvNonce = "AGENTBOX_NONCE"
+	// EnvSeed carries the seed the judge draws its inputs from: fresh for every
+	// grade, recorded in the verdict, so that a grade can be reproduced.
+	EnvSeed = "AGENTBOX_SEED"
 )
 
 // NewNonce returns a fresh random nonce for one grading run.

@@ -125,7 +125,7 @@ func checkAccepted(t *testing.T, data []byte, tk *Task) {
 // status; accepted junit carries the nonce.
 func FuzzParse(f *testing.F) {
 	f.Add(uint8(0), []byte(`<testsuites agentbox-nonce="N"><testcase classname="t.C" name="a" file="t.py"/></testsuites>`), 0)
-	f.Add(uint8(1), []byte(`{"Action":"pass","Package":"p","Test":"TestA"}`+"\n"+`{"Action":"output","Package":"p","Output":"agentbox-witness nonce=N exit=0\n"}`+"\n"), 0)
+	f.Add(uint8(1), []byte(`{"Action":"pass","Package":"p","Test":"TestA"}`+"\n"), 0)
 	f.Add(uint8(2), []byte("1..2\nok 1 - a\nnot ok 2 b # TODO\n"), 1)
 	f.Add(uint8(3), []byte{}, 3)
 	formats := []ResultFormat{JUnit, GoTestJSON, TAP, ExitCode}

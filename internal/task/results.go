@@ -37,9 +37,6 @@ func (o Outcome) Worse(than Outcome) bool { return o.rank() > than.rank() }
 // Results are the outcomes of one run of a test command, by canonical test id.
 type Results struct {
 	Tests map[string]Outcome
-	// Problems explains outcomes the parser downgraded to error (for go-test-json:
-	// a package without its witness line).
-	Problems []string
 }
 
 // Outcome returns the outcome of the test id, or "" if the run did not report it.
@@ -80,8 +77,9 @@ type Output struct {
 	// ResultsFile is the content of the file named by $AGENTBOX_RESULTS (junit), or
 	// nil if the run did not create it.
 	ResultsFile []byte
-	// Nonce is the value the grader passed in $AGENTBOX_NONCE. When it is empty the
-	// nonce and witness checks are skipped: only for running tasks by hand.
+	// Nonce is the value the grader passed in $AGENTBOX_NONCE, which a junit results
+	// file must carry. When it is empty the check is skipped: only for running tasks
+	// by hand.
 	Nonce string
 }
 
@@ -106,7 +104,7 @@ func Parse(format ResultFormat, out Output) (Results, error) {
 		}
 		r, err = parseJUnit(out.ResultsFile, out.Nonce)
 	case GoTestJSON:
-		r, err = parseGoTestJSON(out.Stdout, out.Nonce)
+		r, err = parseGoTestJSON(out.Stdout)
 	case TAP:
 		return parseTAP(out.Stdout)
 	case ExitCode:

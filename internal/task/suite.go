@@ -13,13 +13,17 @@ import (
 	"strings"
 )
 
-//go:embed builtin/*.txtar
+//go:embed builtin/*.txtar builtin/agentbox_judge.py
 var builtinFS embed.FS
 
+// judgeName is the out-of-process judge every built-in task runs, kept once in
+// builtin/ and written into each task's hidden/.
+const judgeName = "agentbox_judge.py"
+
 // ExtractBuiltin writes the built-in suite into dir, one task directory per task
-// (named after the archive). dir is created if missing and must otherwise be
-// empty. Files get mode 0644 and directories 0755: the archives keep no modes, so
-// a built-in task cannot rely on an executable bit.
+// (named after the archive), each with the judge in its hidden/. dir is created if
+// missing and must otherwise be empty. Files get mode 0644 and directories 0755:
+// the archives keep no modes, so a built-in task cannot rely on an executable bit.
 func ExtractBuiltin(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("extract built-in tasks: %w", err)
@@ -35,7 +39,14 @@ func ExtractBuiltin(dir string) error {
 	if err != nil {
 		return fmt.Errorf("extract built-in tasks: %w", err)
 	}
+	judge, err := builtinFS.ReadFile(path.Join("builtin", judgeName))
+	if err != nil {
+		return fmt.Errorf("extract built-in tasks: %w", err)
+	}
 	for _, e := range names {
+		if !strings.HasSuffix(e.Name(), ".txtar") {
+			continue
+		}
 		data, err := builtinFS.ReadFile(path.Join("builtin", e.Name()))
 		if err != nil {
 			return fmt.Errorf("extract built-in tasks: %w", err)
@@ -45,6 +56,7 @@ func ExtractBuiltin(dir string) error {
 			return fmt.Errorf("extract built-in task %s: %w", e.Name(), err)
 		}
 		taskDir := filepath.Join(dir, strings.TrimSuffix(e.Name(), ".txtar"))
+		files = append(files, archiveFile{Name: "hidden/" + judgeName, Data: judge})
 		for _, f := range files {
 			if err := writeNew(filepath.Join(taskDir, filepath.FromSlash(f.Name)), f.Data); err != nil {
 				return fmt.Errorf("extract built-in task %s: %w", e.Name(), err)

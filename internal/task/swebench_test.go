@@ -74,7 +74,7 @@ func TestImportSWEBench(t *testing.T) {
 		if ref, err := tk.ReadReference(); err != nil || string(ref) != f.gold {
 			t.Errorf("reference = %q, %v; want the gold patch", ref, err)
 		}
-		runner, _ := builtinFile("calc", "hidden/agentbox_unittest.py")
+		runner := unittestRunner
 		if got := mustRead(t, filepath.Join(tk.Hidden, "agentbox_unittest.py")); len(runner) == 0 || string(got) != string(runner) {
 			t.Error("hidden/agentbox_unittest.py is not the built-in runner")
 		}

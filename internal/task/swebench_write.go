@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"maps"
@@ -63,9 +64,7 @@ func importRow(ctx context.Context, g *gitRunner, c *importConfig, row *sweRow) 
 		return "", err
 	}
 	if c.runner {
-		if hidden[runnerName], err = builtinFile("calc", "hidden/"+runnerName); err != nil {
-			return "", fmt.Errorf("import swe-bench: %w", err)
-		}
+		hidden[runnerName] = unittestRunner
 	}
 	if err := writeTask(tmp, f, hidden, row.Patch); err != nil {
 		return "", row.errf("", "write the task: %w", err)
@@ -261,20 +260,10 @@ func writeTask(dir string, f *sweFile, hidden map[string][]byte, patch string) e
 	return nil
 }
 
-// builtinFile returns one file of a built-in task's archive.
-func builtinFile(task, name string) ([]byte, error) {
-	data, err := builtinFS.ReadFile("builtin/" + task + ".txtar")
-	if err != nil {
-		return nil, err
-	}
-	files, err := parseTxtar(data)
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range files {
-		if f.Name == name {
-			return f.Data, nil
-		}
-	}
-	return nil, fmt.Errorf("built-in task %s has no %s", task, name)
-}
+// unittestRunner is the stdlib unittest runner SWE-bench imports get by default
+// (ImportOptions.TestCommand). It runs the tests in the process of the code under
+// test, so it can only make forgery hard; the built-in tasks are judged out of
+// process instead (builtin/agentbox_judge.py).
+//
+//go:embed agentbox_unittest.py
+var unittestRunner []byte

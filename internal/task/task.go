@@ -19,10 +19,11 @@ const (
 type ResultFormat string
 
 const (
-	// JUnit is a JUnit XML file written to $AGENTBOX_RESULTS by the hidden runner.
+	// JUnit is a JUnit XML file written to $AGENTBOX_RESULTS by the judge (or a
+	// hidden runner).
 	JUnit ResultFormat = "junit"
-	// GoTestJSON is the standard output of `go test -json`, vouched for by the
-	// hidden witness of each package.
+	// GoTestJSON is the standard output of `go test -json`. The code under test
+	// shares that output; nothing vouches for it but canaries (package canary).
 	GoTestJSON ResultFormat = "go-test-json"
 	// TAP is Test Anything Protocol on standard output. Nothing vouches for it: use
 	// it only for test commands whose output the code under test cannot reach.
