@@ -12,15 +12,16 @@ import (
 	"github.com/agentbox/agentbox/internal/workspace"
 )
 
-// copyHidden places every hidden file of t at its path in the environment's
-// repository, replacing (never following) whatever the patch left there.
-func copyHidden(ctx context.Context, svc Service, owner env.Owner, id string, t *task.Task) error {
+// copyHidden places every hidden file of t, read from dir (t.Hidden, or a copy
+// with canaries), at its path in the environment's repository, replacing (never
+// following) whatever the patch left there.
+func copyHidden(ctx context.Context, svc Service, owner env.Owner, id string, t *task.Task, dir string) error {
 	for _, rel := range t.HiddenFiles {
 		if err := svc.Remove(ctx, owner, id, rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("clear %s: %w", rel, err)
 		}
 	}
-	return upload(ctx, svc, owner, id, ".", t.Hidden, t.HiddenFiles)
+	return upload(ctx, svc, owner, id, ".", dir, t.HiddenFiles)
 }
 
 // upload streams the named files (relative to dir, slash-separated; regular files

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/canary"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/gocache"
 	"github.com/agentbox/agentbox/internal/runner"
@@ -111,7 +112,22 @@ func grade(ctx context.Context, svc Service, owner env.Owner, t *task.Task, patc
 			v.InfraError = fmt.Sprintf("destroy environment: %v", err)
 		}
 	}()
-	r := &run{svc: svc, owner: owner, id: info.ID, t: t, o: o, seed: v.Seed}
+	r := &run{svc: svc, owner: owner, id: info.ID, t: t, o: o, seed: v.Seed, hidden: t.Hidden}
+	if t.ResultFormat == task.GoTestJSON && !o.NoCanaries {
+		dir, err := os.MkdirTemp("", "agentbox-canary-")
+		if err != nil {
+			v.InfraError = fmt.Sprintf("canaries: %v", err)
+			return v
+		}
+		defer os.RemoveAll(dir)
+		if r.plan, err = withCanaries(t, dir, v.Seed); err != nil {
+			v.InfraError = fmt.Sprintf("canaries: %v", err)
+			return v
+		}
+		if r.plan != nil {
+			r.hidden = dir
+		}
+	}
 	if o.LogFile != "" {
 		f, err := os.OpenFile(o.LogFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
@@ -148,11 +164,15 @@ func grade(ctx context.Context, svc Service, owner env.Owner, t *task.Task, patc
 		}
 		runs = append(runs, res)
 	}
+	if len(r.forged) > 0 {
+		v.Tampered, v.Forged = true, r.forged
+		v.Problems = append(v.Problems, "the results are forged: "+r.forged[0])
+	}
 	res, flaky := merge(runs)
 	v.Runs, v.Flaky = len(runs), flaky
 	v.FailToPass = split(res, t.FailToPass)
 	v.PassToPass = split(res, t.PassToPass)
-	v.Resolved = len(v.FailToPass.Failed) == 0 && len(v.PassToPass.Failed) == 0 && ranTests(res)
+	v.Resolved = len(v.FailToPass.Failed) == 0 && len(v.PassToPass.Failed) == 0 && ranTests(res) && !v.Tampered
 	return v
 }
 
@@ -272,6 +292,11 @@ type run struct {
 	envv  []string  // the environment of setup and test commands, without the nonce
 	runs  int       // test runs so far
 	seed  int64     // the judge's seed, the same for every run
+	// hidden is the directory the hidden files are copied from: t.Hidden, or a
+	// copy with canaries, checked with plan.
+	hidden string
+	plan   *canary.Plan
+	forged []string // why the results are forged (canaries)
 }
 
 // prepare makes the private scratch directory and copies a warm Go cache in. Its
@@ -297,7 +322,7 @@ func (r *run) test(ctx context.Context, first bool) (res task.Results, infra, er
 	r.runs++
 	// Afresh for every run: a run may change or delete them (the judge deletes its
 	// checks before it starts the code under test).
-	if err := copyHidden(ctx, r.svc, r.owner, r.id, r.t); err != nil {
+	if err := copyHidden(ctx, r.svc, r.owner, r.id, r.t, r.hidden); err != nil {
 		return res, fmt.Errorf("copy hidden tests: %w", err), nil
 	}
 	results := fmt.Sprintf("%s/results-%d.xml", r.priv, r.runs)
@@ -359,6 +384,9 @@ func (r *run) test(ctx context.Context, first bool) (res task.Results, infra, er
 	res, err = task.Parse(r.t.ResultFormat, out)
 	if err != nil {
 		return res, nil, fmt.Errorf("%w (exit %d): %s", err, out.ExitCode, tail(tr.Stderr, 2000))
+	}
+	if r.plan != nil {
+		r.forged = append(r.forged, checkCanaries(r.plan, &res)...)
 	}
 	return res, nil, nil
 }

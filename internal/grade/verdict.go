@@ -29,6 +29,11 @@ type Verdict struct {
 	// Logs is the file holding the test command's output of every run (standard
 	// output, then standard error), when Options.LogFile was set.
 	Logs string `json:"logs,omitempty"`
+	// Forged lists why the results of a run that the code under test could reach
+	// (go test -json) are forged: a canary passed, a test the grader put in went
+	// unreported, a test was reported that the run did not have. Tampered is then
+	// set (with no TamperPaths) and Resolved is false.
+	Forged []string `json:"forged,omitempty"`
 	// Problems explains why the results were not trusted or a patch not applied.
 	Problems []string `json:"problems,omitempty"`
 	// InfraError is set when the grader itself failed (environment, harness
