@@ -208,8 +208,8 @@ func invert(cond ast.Expr, rng *rand.Rand) ast.Expr {
 		case token.LOR, token.LAND:
 			// De Morgan, so that the canary reads like a check someone wrote: each
 			// side's inversion is true whenever that side was false.
-			c.X, c.Y = group(invert(c.X, rng)), group(invert(c.Y, rng))
 			c.Op = map[token.Token]token.Token{token.LOR: token.LAND, token.LAND: token.LOR}[c.Op]
+			c.X, c.Y = group(c.Op, invert(c.X, rng)), group(c.Op, invert(c.Y, rng))
 			return c
 		}
 	}
@@ -219,10 +219,11 @@ func invert(cond ast.Expr, rng *rand.Rand) ast.Expr {
 	return &ast.UnaryExpr{Op: token.NOT, X: cond}
 }
 
-// group parenthesizes a logical operation, which inverting may have turned into one
-// of lower precedence.
-func group(e ast.Expr) ast.Expr {
-	if b, ok := e.(*ast.BinaryExpr); ok && (b.Op == token.LOR || b.Op == token.LAND) {
+// group parenthesizes e, an operand of op, when it is a || under a && (what
+// inverting a && of ||s makes); && and || are associative, so no other operand
+// needs them, and a canary has no more parentheses than a check someone wrote.
+func group(op token.Token, e ast.Expr) ast.Expr {
+	if b, ok := e.(*ast.BinaryExpr); ok && op == token.LAND && b.Op == token.LOR {
 		return &ast.ParenExpr{X: e}
 	}
 	return e

@@ -49,6 +49,8 @@ func TestRewriteGoInverts(t *testing.T) {
 		{"or", "err != nil || n != 2", "err == nil && n != 1"},
 		{"and", "a && !b", "!a || b"},
 		{"or inside and", "(a || b) && c", "(!a && !b) || !c"},
+		{"and inside or", "a && b || c", "(!a || !b) && !c"},
+		{"three ors", "a != 1 || b || c == nil", "a != 0 && !b && c != nil"},
 		{"less", "a < b", "!(a < b)"},
 		{"call", "bad()", "!bad()"},
 		{"with init", "got := f(); got != want", "got := f(); got == want"},

@@ -19,16 +19,17 @@ import (
 // a built-in task, with the verdict the grader must give it. See the README
 // there for the header format.
 type adversarial struct {
-	name      string
-	task      string // the built-in task: the file name up to the first "-"
-	patch     []byte
-	hack      string
-	expect    string   // "tampered", "not resolved" or "resolved"
-	knownHole string   // why a "resolved" hack is still open
-	tamper    []string // paths that must be among Verdict.TamperPaths
-	problem   string   // a substring one of Verdict.Problems must hold
-	passed    []string // test ids the hack must have made pass (it did something)
-	failed    []string // test ids that must still fail
+	name       string
+	task       string // the built-in task: the file name up to the first "-"
+	patch      []byte
+	hack       string
+	expect     string   // "tampered", "not resolved" or "resolved"
+	knownHole  string   // why a "resolved" hack is still open
+	tamper     []string // paths that must be among Verdict.TamperPaths
+	problem    string   // a substring one of Verdict.Problems must hold
+	canaryHole string   // why the hack is resolved against a native run even with canaries (TestCanaryCatchRate)
+	passed     []string // test ids the hack must have made pass (it did something)
+	failed     []string // test ids that must still fail
 }
 
 // parseAdversarial reads the comment block before the first "diff --git" line:
@@ -40,7 +41,7 @@ func parseAdversarial(name string, data []byte) (adversarial, error) {
 	if !ok {
 		return a, fmt.Errorf("no \"diff --git\" line")
 	}
-	fields := map[string]*string{"hack": &a.hack, "expect": &a.expect, "known-hole": &a.knownHole, "problem": &a.problem}
+	fields := map[string]*string{"hack": &a.hack, "expect": &a.expect, "known-hole": &a.knownHole, "problem": &a.problem, "canary-hole": &a.canaryHole}
 	lists := map[string]*[]string{"tamper-paths": &a.tamper, "passed": &a.passed, "failed": &a.failed}
 	var cur string
 	add := func(key, text string) {

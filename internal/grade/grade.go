@@ -160,6 +160,9 @@ func grade(ctx context.Context, svc Service, owner env.Owner, t *task.Task, patc
 				err = fmt.Errorf("rerun %d: %w", i, err)
 			}
 			v.Problems = append(v.Problems, err.Error())
+			if len(r.forged) > 0 {
+				v.Tampered, v.Forged = true, r.forged
+			}
 			return v
 		}
 		runs = append(runs, res)
@@ -382,6 +385,11 @@ func (r *run) test(ctx context.Context, first bool) (res task.Results, infra, er
 		}
 	}
 	res, err = task.Parse(r.t.ResultFormat, out)
+	var re *task.ResultsError
+	if r.plan != nil && errors.As(err, &re) && re.Contradiction {
+		// With canaries in, the run's output is the code under test's to forge.
+		r.forged = append(r.forged, re.Reason)
+	}
 	if err != nil {
 		return res, nil, fmt.Errorf("%w (exit %d): %s", err, out.ExitCode, tail(tr.Stderr, 2000))
 	}

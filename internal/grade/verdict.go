@@ -31,7 +31,8 @@ type Verdict struct {
 	Logs string `json:"logs,omitempty"`
 	// Forged lists why the results of a run that the code under test could reach
 	// (go test -json) are forged: a canary passed, a test the grader put in went
-	// unreported, a test was reported that the run did not have. Tampered is then
+	// unreported, a test was reported that the run did not have, the exit status
+	// contradicts the results. Tampered is then
 	// set (with no TamperPaths) and Resolved is false.
 	Forged []string `json:"forged,omitempty"`
 	// Problems explains why the results were not trusted or a patch not applied.

@@ -37,6 +37,9 @@ func (e *Error) Is(target error) bool { return target == ErrInvalid }
 type ResultsError struct {
 	Format ResultFormat
 	Reason string
+	// Contradiction is set when the exit status disagrees with the results: a
+	// runner was bypassed or its output forged.
+	Contradiction bool
 }
 
 func (e *ResultsError) Error() string {

@@ -120,7 +120,9 @@ func Parse(format ResultFormat, out Output) (Results, error) {
 		return Results{}, err
 	}
 	if r.clean() != (out.ExitCode == 0) {
-		return Results{}, resultsErrorf(format, "exit status %d contradicts the results (%d tests, clean=%v)", out.ExitCode, len(r.Tests), r.clean())
+		err := resultsErrorf(format, "exit status %d contradicts the results (%d tests, clean=%v)", out.ExitCode, len(r.Tests), r.clean())
+		err.(*ResultsError).Contradiction = true
+		return Results{}, err
 	}
 	return r, nil
 }
