@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +29,7 @@ type adversarial struct {
 	tamper     []string // paths that must be among Verdict.TamperPaths
 	problem    string   // a substring one of Verdict.Problems must hold
 	canaryHole string   // why the hack is resolved against a native run even with canaries (TestCanaryCatchRate)
+	reruns     int      // Options.Reruns to grade it with
 	passed     []string // test ids the hack must have made pass (it did something)
 	failed     []string // test ids that must still fail
 }
@@ -41,7 +43,9 @@ func parseAdversarial(name string, data []byte) (adversarial, error) {
 	if !ok {
 		return a, fmt.Errorf("no \"diff --git\" line")
 	}
-	fields := map[string]*string{"hack": &a.hack, "expect": &a.expect, "known-hole": &a.knownHole, "problem": &a.problem, "canary-hole": &a.canaryHole}
+	var reruns string
+	fields := map[string]*string{"hack": &a.hack, "expect": &a.expect, "known-hole": &a.knownHole, "problem": &a.problem,
+		"canary-hole": &a.canaryHole, "reruns": &reruns}
 	lists := map[string]*[]string{"tamper-paths": &a.tamper, "passed": &a.passed, "failed": &a.failed}
 	var cur string
 	add := func(key, text string) {
@@ -74,6 +78,13 @@ func parseAdversarial(name string, data []byte) (adversarial, error) {
 		default:
 			cur = ""
 		}
+	}
+	if reruns != "" {
+		n, err := strconv.Atoi(reruns)
+		if err != nil || n < 1 {
+			return a, fmt.Errorf("reruns: %q, want a positive number", reruns)
+		}
+		a.reruns = n
 	}
 	switch {
 	case a.hack == "":
@@ -127,6 +138,7 @@ func TestParseAdversarial(t *testing.T) {
 		{"tampered without paths", "# hack: h\n# expect: tampered\n", "tamper-paths"},
 		{"unknown key", "# hack: h\n# expect: not resolved\n# expected: x\n", "unknown header key"},
 		{"not a comment", "# hack: h\nexpect: not resolved\n", "not a comment"},
+		{"bad reruns", "# hack: h\n# expect: not resolved\n# reruns: once\n", "reruns"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,7 +203,7 @@ func TestAdversarial(t *testing.T) {
 			}
 			t.Parallel() // each grade has its own environment
 			tk := builtin(t, a.task)
-			var o Options
+			o := Options{Reruns: a.reruns}
 			if tk.Language == task.Go {
 				o.GoCache = goCache(t)
 			}
@@ -223,6 +235,9 @@ func TestAdversarial(t *testing.T) {
 				mu.Lock()
 				holes = append(holes, a.name)
 				mu.Unlock()
+			}
+			if a.reruns > 0 && v.Runs != 1+a.reruns {
+				t.Errorf("%d runs, want %d: the reruns this case is about did not happen: %s", v.Runs, 1+a.reruns, dump(v))
 			}
 			for _, id := range a.passed {
 				if !slices.Contains(v.FailToPass.Passed, id) && !slices.Contains(v.PassToPass.Passed, id) {

@@ -7,10 +7,12 @@
 // A patch that does not apply exactly gets the fallbacks of refit (recounted hunk
 // headers, offsets, whitespace-insensitive matching, never dropped context), and
 // the verdict says so (ApplyMethod "fuzzy", ApplyNotes); Options.StrictApply
-// turns them off. Options.Reruns runs the tests again in the same environment
-// with fresh nonces and reports tests whose outcome changed as flaky; each test
-// counts by its worst outcome, so the same patch gets the same verdict. The output
-// of every command goes to Options.LogFile.
+// turns them off. Options.Reruns runs the tests again, each time in a fresh
+// environment from the pristine repository with the patch applied again (nothing
+// a run leaves behind reaches the next) and a fresh nonce, and reports tests
+// whose outcome changed as flaky; each test counts by its worst outcome, so the
+// same patch gets the same verdict. The output of every command goes to
+// Options.LogFile.
 //
 // The verdict's soundness does not rest on reading the patch. The built-in tasks
 // are judged out of process (package task): the checks never share a process with

@@ -87,32 +87,10 @@ func grade(ctx context.Context, svc Service, owner env.Owner, t *task.Task, patc
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(1+o.Reruns)*t.Limits.Timeout+o.Slack)
-	defer cancel()
-	co := env.CreateOptions{
-		Owner:     owner,
-		Workspace: t.Repo, // read-only lower layer: the task directory is never modified
-		Limits:    env.Limits{Memory: t.Limits.Memory, Pids: t.Limits.Pids},
-		Labels:    map[string]string{"agentbox.grade": t.ID},
+	r := &run{svc: svc, owner: owner, t: t, o: o, seed: v.Seed, hidden: t.Hidden, paths: paths}
+	if !empty {
+		r.patch = patch
 	}
-	if n := t.Network; n != nil {
-		// For setup only: test closes it before the test command runs.
-		co.Network = &env.Network{Allow: n.Allow, AllowPrivate: n.AllowPrivate, DNSOverride: n.DNSOverride}
-	}
-	info, err := svc.Create(ctx, co)
-	if err != nil {
-		v.InfraError = fmt.Sprintf("create environment: %v", err)
-		return v
-	}
-	defer func() {
-		// The caller's ctx may be done; destroying must still happen.
-		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer dcancel()
-		if err := svc.Destroy(dctx, owner, info.ID); err != nil && v.InfraError == "" {
-			v.InfraError = fmt.Sprintf("destroy environment: %v", err)
-		}
-	}()
-	r := &run{svc: svc, owner: owner, id: info.ID, t: t, o: o, seed: v.Seed, hidden: t.Hidden}
 	if t.ResultFormat == task.GoTestJSON && !o.NoCanaries {
 		dir, err := os.MkdirTemp("", "agentbox-canary-")
 		if err != nil {
@@ -138,28 +116,10 @@ func grade(ctx context.Context, svc Service, owner env.Owner, t *task.Task, patc
 		r.log, v.Logs = f, o.LogFile
 	}
 
-	if empty {
-		v.PatchApplied, v.ApplyMethod = true, "empty"
-	} else if !r.apply(ctx, &v, patch, paths) {
-		return v
-	}
-
-	if infra := r.prepare(ctx); infra != nil {
-		v.InfraError = infra.Error()
-		return v
-	}
 	var runs []task.Results
 	for i := 0; i <= o.Reruns; i++ {
-		res, infra, err := r.test(ctx, i == 0)
-		switch {
-		case infra != nil:
-			v.InfraError = infra.Error()
-			return v
-		case err != nil:
-			if i > 0 {
-				err = fmt.Errorf("rerun %d: %w", i, err)
-			}
-			v.Problems = append(v.Problems, err.Error())
+		res, ok := r.once(ctx, &v)
+		if !ok {
 			if len(r.forged) > 0 {
 				v.Tampered, v.Forged = true, r.forged
 			}
@@ -179,24 +139,26 @@ func grade(ctx context.Context, svc Service, owner env.Owner, t *task.Task, patc
 	return v
 }
 
-// apply applies the patch strictly, else (unless Options.StrictApply) refitted
+// apply applies r.patch strictly, else (unless Options.StrictApply) refitted
 // with the fallbacks refit describes, and records how in v. It reports whether
-// the patch applied.
-func (r *run) apply(ctx context.Context, v *Verdict, patch []byte, paths []string) bool {
+// the patch applied. A refitted patch replaces r.patch, so that every later run
+// applies exactly what this one did.
+func (r *run) apply(ctx context.Context, v *Verdict) bool {
 	method := "strict"
 	if len(v.ApplyNotes) > 0 {
 		method = "fuzzy" // recounted
 	}
-	rep, err := r.svc.ApplyPatch(ctx, r.owner, r.id, patch)
+	rep, err := r.svc.ApplyPatch(ctx, r.owner, r.id, r.patch)
 	if err != nil && ctx.Err() == nil && !r.o.StrictApply {
 		read := func(name string) ([]byte, error) { return r.svc.ReadFile(ctx, r.owner, r.id, name, 0, 0) }
-		fixed, notes, ferr := refit(patch, read)
+		fixed, notes, ferr := refit(r.patch, read)
 		if ferr != nil {
 			err = fmt.Errorf("%w; fuzzy apply: %v", err, ferr)
 		} else if frep, ferr := r.svc.ApplyPatch(ctx, r.owner, r.id, fixed); ferr != nil {
 			err = fmt.Errorf("%w; fuzzy apply: %v", err, ferr)
 		} else {
 			rep, err, method = frep, nil, "fuzzy"
+			r.patch = fixed
 			v.ApplyNotes = append(v.ApplyNotes, notes...)
 		}
 	}
@@ -211,7 +173,7 @@ func (r *run) apply(ctx context.Context, v *Verdict, patch []byte, paths []strin
 	// The applier's parser must agree with the one the tamper check used.
 	for _, f := range rep.Files {
 		for _, p := range []string{f.Path, f.OldPath} {
-			if p != "" && !slices.Contains(paths, p) {
+			if p != "" && !slices.Contains(r.paths, p) {
 				v.Tampered = true
 				v.TamperPaths = append(v.TamperPaths, p)
 			}
@@ -283,23 +245,101 @@ func split(res task.Results, ids []string) Split {
 	return s
 }
 
-// run is one environment being graded.
+// run is one grade: the patch, the hidden files and the results of every run of
+// the tests, each in an environment of its own.
 type run struct {
 	svc   Service
 	owner env.Owner
-	id    string
 	t     *task.Task
 	o     Options
 	log   io.Writer // the test log, or nil
-	priv  string    // the run's private directory, a name the patch cannot guess
-	envv  []string  // the environment of setup and test commands, without the nonce
-	runs  int       // test runs so far
 	seed  int64     // the judge's seed, the same for every run
+	patch []byte    // nil for an empty patch; after a fuzzy apply, the refitted one
+	paths []string  // what the tamper check saw the patch touch
 	// hidden is the directory the hidden files are copied from: t.Hidden, or a
 	// copy with canaries, checked with plan.
 	hidden string
 	plan   *canary.Plan
 	forged []string // why the results are forged (canaries)
+	runs   int      // test runs so far
+
+	// The current run's environment.
+	id   string
+	priv string   // its private directory, a name the patch cannot guess
+	envv []string // the environment of setup and test commands, without the nonce
+}
+
+// once runs the tests one more time, in an environment of their own made from
+// the pristine repository: the patch applied, the hidden files copied in, then
+// the setup and the test command run. Nothing an earlier run left behind (the
+// code under test may have rewritten or blocked any path it can write) reaches
+// it. It reports false when v is decided: the patch did not apply or was
+// tampered, the run failed (v.Problems), or the grader did (v.InfraError).
+func (r *run) once(ctx context.Context, v *Verdict) (res task.Results, ok bool) {
+	r.runs++
+	execs := 1
+	if len(r.t.Setup) > 0 {
+		execs = 2
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(execs)*r.t.Limits.Timeout+r.o.Slack)
+	defer cancel()
+	co := env.CreateOptions{
+		Owner:     r.owner,
+		Workspace: r.t.Repo, // read-only lower layer: the task directory is never modified
+		Limits:    env.Limits{Memory: r.t.Limits.Memory, Pids: r.t.Limits.Pids},
+		Labels:    map[string]string{"agentbox.grade": r.t.ID},
+	}
+	if n := r.t.Network; n != nil {
+		// For setup only: test closes it before the test command runs.
+		co.Network = &env.Network{Allow: n.Allow, AllowPrivate: n.AllowPrivate, DNSOverride: n.DNSOverride}
+	}
+	info, err := r.svc.Create(ctx, co)
+	if err != nil {
+		v.InfraError = fmt.Sprintf("create environment: %v", err)
+		return res, false
+	}
+	r.id = info.ID
+	defer func() {
+		// The caller's ctx may be done; destroying must still happen.
+		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer dcancel()
+		if err := r.svc.Destroy(dctx, r.owner, info.ID); err != nil && v.InfraError == "" {
+			v.InfraError = fmt.Sprintf("destroy environment: %v", err)
+			ok = false
+		}
+	}()
+
+	switch {
+	case r.patch == nil:
+		v.PatchApplied, v.ApplyMethod = true, "empty"
+	case r.runs == 1:
+		if !r.apply(ctx, v) {
+			return res, false
+		}
+	default:
+		// It applied to the same pristine tree before.
+		if _, err := r.svc.ApplyPatch(ctx, r.owner, r.id, r.patch); err != nil {
+			v.InfraError = fmt.Sprintf("apply patch again: %v", err)
+			return res, false
+		}
+	}
+	if infra := r.prepare(ctx); infra != nil {
+		v.InfraError = infra.Error()
+		return res, false
+	}
+	res, infra, err := r.test(ctx)
+	switch {
+	case infra != nil:
+		v.InfraError = infra.Error()
+		return res, false
+	case err != nil:
+		if r.runs > 1 {
+			err = fmt.Errorf("rerun %d: %w", r.runs-1, err)
+		}
+		v.Problems = append(v.Problems, err.Error())
+		return res, false
+	}
+	return res, true
 }
 
 // prepare makes the private scratch directory and copies a warm Go cache in. Its
@@ -318,13 +358,10 @@ func (r *run) prepare(ctx context.Context) error {
 	return nil
 }
 
-// test copies the hidden tests in, runs setup (first only) and the test command
-// once with a fresh nonce and results file, and parses the results. infra reports a failure of the grader; err
-// one of the run.
-func (r *run) test(ctx context.Context, first bool) (res task.Results, infra, err error) {
-	r.runs++
-	// Afresh for every run: a run may change or delete them (the judge deletes its
-	// checks before it starts the code under test).
+// test copies the hidden tests in, runs setup and the test command with a fresh
+// nonce and results file, and parses the results. infra reports a failure of the
+// grader; err one of the run.
+func (r *run) test(ctx context.Context) (res task.Results, infra, err error) {
 	if err := copyHidden(ctx, r.svc, r.owner, r.id, r.t, r.hidden); err != nil {
 		return res, fmt.Errorf("copy hidden tests: %w", err), nil
 	}
@@ -333,7 +370,7 @@ func (r *run) test(ctx context.Context, first bool) (res task.Results, infra, er
 	envv := append(slices.Clone(r.envv), task.EnvResults+"=/workspace/"+results, task.EnvNonce+"="+nonce,
 		fmt.Sprintf("%s=%d", task.EnvSeed, r.seed))
 
-	if first && len(r.t.Setup) > 0 {
+	if len(r.t.Setup) > 0 {
 		sr, infra := r.exec(ctx, "setup", r.t.Setup, envv)
 		if infra != nil {
 			return res, infra, nil

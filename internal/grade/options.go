@@ -22,9 +22,10 @@ type Options struct {
 	// go-test-json and tap results are parsed from. Default 16 MiB; a truncated
 	// capture is read back from its artifact.
 	OutputLimit int64
-	// Reruns runs the test command this many more times after a trusted first
-	// run, in the same environment with a fresh nonce each, to find flaky tests
-	// (Verdict.Flaky). Each test counts by its worst outcome.
+	// Reruns runs the tests this many more times after a trusted first run, each
+	// in a fresh environment from the pristine repository (the patch applied
+	// again, setup run again, a fresh nonce), to find flaky tests (Verdict.Flaky).
+	// Each test counts by its worst outcome.
 	Reruns int
 	// Seed is the seed the judge draws its random inputs from (AGENTBOX_SEED); 0
 	// means a fresh one. Verdict.Seed records the one used, so that a grade can be
