@@ -77,7 +77,7 @@ func (p Policy) Validate() error {
 func compile(p Policy) (*rules, error) {
 	r := &rules{maxConns: p.Limits.MaxConns, maxBytes: p.Limits.MaxBytes, override: map[string]netip.Addr{}}
 	for i, entry := range p.Allow {
-		pats, err := parsePatterns(entry)
+		pats, err := ParseAllow(entry)
 		if err != nil {
 			return nil, &PolicyError{Field: fmt.Sprintf("allow[%d] %q", i, entry), Err: err}
 		}
@@ -128,7 +128,11 @@ func compile(p Policy) (*rules, error) {
 	return r, nil
 }
 
-func parsePatterns(entry string) ([]Pattern, error) {
+// ParseAllow parses one allowlist entry, as Policy.Allow takes it: a pattern
+// (ParsePattern) or "preset:NAME", which stands for the preset's patterns. Other
+// packages that name hosts the way a sandbox's policy does (the permission policy)
+// parse them with it.
+func ParseAllow(entry string) ([]Pattern, error) {
 	expanded, err := expandAllow(entry)
 	if err != nil {
 		return nil, err
@@ -171,7 +175,7 @@ func compileSecret(s Secret) (secretRule, error) {
 	}
 	sr := secretRule{name: s.Name, placeholder: s.Placeholder, value: s.Value}
 	for j, h := range s.Hosts {
-		pats, err := parsePatterns(h)
+		pats, err := ParseAllow(h)
 		if err != nil {
 			return secretRule{}, fmt.Errorf("secret %s: hosts[%d] %q: %w", s.Name, j, h, err)
 		}
