@@ -77,7 +77,7 @@ func TestParseWrappers(t *testing.T) {
 		{[]string{"/bin/sh", "-c", "git push"}, "git push"},
 		{[]string{"bash", "-lc", "sh -c 'git push origin'"}, "git push origin"},
 		{[]string{"bash", "-o", "pipefail", "-c", "a | b"}, "a | b"},
-		{[]string{"bash", "script.sh"}, "!bash script.sh"},
+		{[]string{"bash", "script.sh"}, "bash script.sh"},
 		{[]string{"sh"}, "!sh"},
 		{[]string{"sh", "-s"}, "!sh -s"},
 		{[]string{"bash", "--rcfile", "x", "-c", "ls"}, "!bash --rcfile x -c ls"},

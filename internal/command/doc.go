@@ -16,8 +16,8 @@
 // value is known only at run time: "$X", `$'\x67'`, a find {}) or Splat (zero or
 // more arguments: an unquoted $X, a glob, a brace expansion, xargs input). A
 // Simple is Opaque, with the reason, when the program itself cannot be known: its
-// name is not literal, it comes from a script file or standard input (bash
-// script.sh, sh -s, bash <<EOF), it is defined in the line (a function, an alias),
+// name is not literal, it comes from standard input (sh -s, bash <<EOF,
+// curl … | sh), it is defined in the line (a function, an alias),
 // it is evaluated (eval, source, ., trap), or an assignment changes what a name
 // runs (PATH=, LD_PRELOAD=, BASH_ENV=, GIT_SSH_COMMAND=, git -c core.pager=…).
 //

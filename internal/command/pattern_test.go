@@ -57,7 +57,6 @@ func TestDenyPatternBypasses(t *testing.T) {
 		"PATH=/tmp git push",
 		"$GIT push",
 		"eval git push",
-		"bash push.sh",
 		"git -c core.sshCommand=x push",
 		"f() { git push; }; f",
 		"sh -c \"$CMD\"",
@@ -67,6 +66,12 @@ func TestDenyPatternBypasses(t *testing.T) {
 		l := ParseShell(line)
 		if !deny.MatchLine(l, May) && l.Opaque() == "" {
 			t.Errorf("%q slips past %q: %s", line, "git push **", show(l))
+		}
+	}
+	// What the rule cannot see: a script or program that runs git push itself.
+	for _, line := range []string{"bash push.sh", "./push.sh", "make push", "python3 -c 'import os; os.system(\"git push\")'"} {
+		if l := ParseShell(line); deny.MatchLine(l, May) || l.Opaque() != "" {
+			t.Errorf("%q: the limit moved (matched or opaque); update the package doc: %s", line, show(l))
 		}
 	}
 	// And the rule does not fire on what is not git push.

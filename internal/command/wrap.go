@@ -236,7 +236,9 @@ func shellArgv(name string, argv []Word, via []string, depth int) []Simple {
 	}
 	if !command {
 		if at < len(argv) {
-			return opaque(argv, via, name+" runs the script file "+argv[at].Text)
+			// A script named on the command line is a program like ./script.sh:
+			// what it runs is no more visible either way.
+			return []Simple{{Argv: argv, Via: via}}
 		}
 		return opaque(argv, via, name+" reads its commands from standard input")
 	}

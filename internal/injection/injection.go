@@ -67,6 +67,12 @@ var rules = []rule{
 		[]string{".env", "secret", "credential", "token", "password", "key", "environment", "id_rsa", ".aws", ".ssh"}, true, 0},
 	{"addressed-to-ai", regexp.MustCompile(`(?i)\b(?:attention|note|message|instructions?|notice)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai|llms?|assistants?|agents?|language\s+models?|claude|chatgpt|copilot|codex)\b|\bdear\s+(?:ai|assistant|agent|claude|chatgpt)\b|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|language\s+model|ai\s+assistant|coding\s+agent|autonomous\s+agent)\b`),
 		[]string{" ai", "llm", "assistant", "agent", "model", "claude", "chatgpt", "copilot", "codex"}, true, 0},
+	// What tool-poisoning descriptions say: keep it from the user, do something
+	// first, mark it important.
+	{"concealment", regexp.MustCompile(`(?i)\b(?:do\s+not|don't|never)\s+(?:tell|mention|inform|alert|notify|reveal)\s+(?:(?:this|it|that|anything)\s+)?(?:to\s+)?(?:the\s+)?user\b|\bwithout\s+(?:telling|informing|notifying)\s+the\s+user\b`),
+		[]string{"user"}, true, 0},
+	{"tool-precondition", regexp.MustCompile(`(?i)\bbefore\s+(?:using|calling|invoking|running)\s+(?:this|the|any\s+other)\s+tool\b[^\n]{0,120}\b(?:read|pass|send|include|call|run|fetch)\b|<important>`),
+		[]string{"before", "<important>"}, true, 0},
 	{"hidden-comment", regexp.MustCompile(`(?is)<!--[^>]{0,400}?\b(?:ai|agent|assistant|llm|claude|gpt|copilot|instructions?|ignore)\b[^>]{0,400}?-->`),
 		[]string{"<!--"}, false, 0},
 }
