@@ -84,8 +84,12 @@ func (a Action) atoms(c Context) []atom {
 	}
 	if len(out) == 0 {
 		// A tool the policy knows nothing of beyond its name and effect.
-		out = append(out, atom{need: Need{Kind: KindTool, Tool: a.Tool}, effect: a.Effect, class: secret.Project,
-			scope: ScopeUnknown, rev: Unknown, dest: DestNone, network: a.Effect == Network, outgoing: a.Effect == Network})
+		at := atom{need: Need{Kind: KindTool, Tool: a.Tool}, effect: a.Effect, class: payloadClass(a.Payload, secret.Project),
+			scope: ScopeUnknown, rev: Unknown, dest: DestNone}
+		if a.Effect == Network {
+			at.dest, at.network, at.outgoing = DestOther, true, true
+		}
+		out = append(out, at)
 	}
 	return out
 }

@@ -175,11 +175,13 @@ func (p *Policy) Decide(a Action, c Context) Verdict {
 		}
 		v.Confine = true
 		host := at.need.Host
-		if at.need.Kind == KindTool {
+		switch {
+		case at.need.Kind == KindTool && a.Server != "":
 			host = "mcp:" + a.Server
-		}
-		if host == "" {
-			continue // confined: the egress proxy opens only released hosts
+		case at.need.Kind == KindExec:
+			continue // confined: the sandbox's egress proxy opens only released hosts
+		case host == "":
+			host = "*" // a destination nobody can name: released only by a grant for any host
 		}
 		for _, class := range taint.ClassesOf(labels) {
 			v.Needs = append(v.Needs, release(Need{Kind: KindRelease, Class: class, Host: host, Port: at.need.Port}, at, labels, c))

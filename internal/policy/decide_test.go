@@ -173,6 +173,12 @@ func TestDefaultDecisions(t *testing.T) {
 					t.Errorf("release host %q", h)
 				}
 			}},
+		{name: "tainted: a network tool the policy knows nothing of", a: Action{Tool: "webhook.send", Effect: Network}, ctx: tainted,
+			g: grants{{cap: "tool:*"}}, want: Ask, rule: "release", verify: func(t *testing.T, v Verdict) {
+				if h := v.Asks()[len(v.Asks())-1].Need.Host; h != "*" {
+					t.Errorf("release host %q", h)
+				}
+			}},
 		{name: "untainted, but the payload holds a key", a: Action{Tool: "http.fetch", Effect: Network, URL: "https://paste.example/new", Method: "POST",
 			Payload: "AWS_ACCESS_KEY_ID=" + "AKIA" + "IOSFODNN7EXAMPLQ"}, g: grants{{cap: "network:*"}}, want: Ask, rule: "release"},
 		{name: "untainted, the query holds a token", a: Action{Tool: "http.fetch", Effect: Network,
