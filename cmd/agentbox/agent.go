@@ -19,13 +19,14 @@ import (
 	"github.com/agentbox/agentbox/internal/agent"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/model"
+	"github.com/agentbox/agentbox/internal/terminal"
 	"github.com/agentbox/agentbox/internal/tool"
 	"github.com/agentbox/agentbox/internal/trace"
 )
 
 type agentOptions struct {
 	workspace, goal, goalFile string
-	policy, mode              string
+	policy, mode, via         string
 	model, baseURL            string
 	stream                    bool
 	apiKeyFile                string
@@ -37,6 +38,7 @@ type agentOptions struct {
 	diffOut                   string
 	json                      bool
 	net                       networkFlags
+	perm                      permissionOptions
 }
 
 func agentCmd() *cobra.Command {
@@ -56,11 +58,20 @@ connection is a NetworkAccess event in --events, after the tool call during whic
 it ended.
 
 Policies: scripted (seed 002's modes for the calc task: --mode good, loop or
-escape), openai (Chat Completions against --base-url, default OpenAI's; any
+escape; --mode exfil is seed 004's combined attack, obeying the workspace's
+ISSUE.md as an injected model would), openai (Chat Completions against --base-url, default OpenAI's; any
 compatible server: vLLM, llama.cpp, Ollama, OpenRouter) and anthropic (Messages).
 The API key comes from --api-key-file, else OPENAI_API_KEY or ANTHROPIC_API_KEY;
 it is sent to the model endpoint only, never to the sandbox, and scrubbed from the
 trace. --max-cost needs the model's price (--price-in/--price-out or --prices).
+
+Every tool call is decided by the permission policy (--permissions, default the
+built-in one: agentbox policy default): allowed, asked, or refused. Asks are
+answered by --approvals FILE, else at the terminal when stdin is one; with
+neither, or an entry missing, the session stops with policy_stop naming the
+request. --grant gives capabilities from the start;
+--allow-net HOST offers the http.fetch tool, through an egress proxy that
+reaches only those hosts.
 
 Exit status: 0 when the task was finished (stop reason done), 1 for any other stop
 reason, 125 when the session could not run.`,
@@ -72,8 +83,10 @@ reason, 125 when the session could not run.`,
 	f.StringVar(&o.goal, "goal", "", "what the agent is asked to do")
 	f.StringVar(&o.goalFile, "goal-file", "", "read the goal from this file instead")
 	f.StringVar(&o.policy, "policy", "scripted", "scripted, openai or anthropic")
-	f.StringVar(&o.mode, "mode", agent.ModeGood, "scripted mode: good, loop or escape")
+	f.StringVar(&o.mode, "mode", agent.ModeGood, "scripted mode: good, loop, escape or exfil")
+	f.StringVar(&o.via, "via", "", "how --mode exfil sends: http.fetch (default), exec, or mcp:TOOL")
 	o.modelFlags(f)
+	o.perm.flags(f)
 	f.Int64Var(&o.limits.MaxInputTokens, "max-input-tokens", 0, "model input-token budget (0: none)")
 	f.Int64Var(&o.limits.MaxOutputTokens, "max-output-tokens", 0, "model output-token budget (0: none)")
 	f.DurationVar(&o.limits.MaxWall, "timeout", agent.DefaultMaxWall, "wall-time budget of the session")
@@ -110,10 +123,10 @@ func (o *agentOptions) modelFlags(f *pflag.FlagSet) {
 func (o *agentOptions) policyFor() (agent.Policy, []string, error) {
 	if o.policy == "scripted" {
 		switch o.mode {
-		case agent.ModeGood, agent.ModeLoop, agent.ModeEscape:
-			return &agent.Scripted{Mode: o.mode}, nil, nil
+		case agent.ModeGood, agent.ModeLoop, agent.ModeEscape, agent.ModeExfil:
+			return &agent.Scripted{Mode: o.mode, Via: o.via}, nil, nil
 		}
-		return nil, nil, fmt.Errorf("--mode %q: use good, loop or escape", o.mode)
+		return nil, nil, fmt.Errorf("--mode %q: use good, loop, escape or exfil", o.mode)
 	}
 	if o.policy != "openai" && o.policy != "anthropic" {
 		return nil, nil, fmt.Errorf("--policy %q: use scripted, openai or anthropic", o.policy)
@@ -194,6 +207,20 @@ func agentMain(ctx context.Context, o *agentOptions) error {
 	if err != nil {
 		return err
 	}
+	gc, eg, err := o.perm.config()
+	if err != nil {
+		return err
+	}
+	// The environment's own hosts (--allow-host) are allowlisted destinations for
+	// the policy's risk function too.
+	gc.Allow = append(gc.Allow, o.net.allow...)
+	perms, err := agent.NewPermissions(gc)
+	if err != nil {
+		return err
+	}
+	if gc.Approvals == nil && terminal.IsTerminal(os.Stdin) {
+		perms.Approver = &agent.Prompt{In: os.Stdin, Out: stderr} // a person is there to ask
+	}
 
 	ctx, cancel := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer cancel()
@@ -238,17 +265,17 @@ func agentMain(ctx context.Context, o *agentOptions) error {
 	}
 	s, err := agent.RunSession(ctx, agent.SessionOptions{
 		Env: tool.EnvOptions{Service: svc, Owner: env.Owner{Tenant: "local", Task: "agent"},
-			Workspace: ws, TTL: o.limits.MaxWall + time.Minute, Network: network,
+			Workspace: ws, TTL: o.limits.MaxWall + time.Minute, Network: network, Egress: eg,
 			// Bytecode caches would otherwise show up in the final diff.
 			Tools: tool.BuiltinOptions{TestCommand: strings.Fields(o.testCmd), Env: []string{"PYTHONDONTWRITEBYTECODE=1"}}},
-		Goal: o.goal, Policy: policy, Limits: o.limits, Model: o.model, Sinks: sinks, Redact: redact})
+		Mount: o.perm.mountMCP, Permissions: perms, Goal: o.goal, Policy: policy, Limits: o.limits, Model: o.model, Sinks: sinks, Redact: redact})
 	if s == nil {
 		return err
 	}
 	if o.diffOut != "" && s.DiffErr == nil {
 		s.DiffErr = os.WriteFile(o.diffOut, s.Diff, 0o644)
 	}
-	if perr := printAgentResult(o, s.Result, s.Diff, s.DiffErr); perr != nil {
+	if perr := printAgentResult(o, s.Result, s.Diff, s.DiffErr, s.EventsAnchor); perr != nil {
 		return perr
 	}
 	if err != nil {
@@ -260,14 +287,16 @@ func agentMain(ctx context.Context, o *agentOptions) error {
 	return nil
 }
 
-func printAgentResult(o *agentOptions, res *agent.Result, diff []byte, derr error) error {
+func printAgentResult(o *agentOptions, res *agent.Result, diff []byte, derr error, anchor string) error {
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			*agent.Result
 			Diff string `json:"diff,omitempty"`
-		}{res, string(diff)})
+			// EventsAnchor is the hash of the last event, for agentbox trace verify --anchor.
+			EventsAnchor string `json:"events_anchor"`
+		}{res, string(diff), anchor})
 	}
 	fmt.Fprintf(stdout, "stop_reason: %s", res.StopReason)
 	if res.Detail != "" {
@@ -278,6 +307,9 @@ func printAgentResult(o *agentOptions, res *agent.Result, diff []byte, derr erro
 	fmt.Fprintf(stdout, "duration: %s\nsession: %s\n", res.Duration.Round(time.Millisecond), res.Session)
 	if o.tracePath != "" {
 		fmt.Fprintf(stdout, "trace: %s\n", o.tracePath)
+	}
+	if o.eventsPath != "" {
+		fmt.Fprintf(stdout, "events: %s\nevents_anchor: %s\n", o.eventsPath, anchor)
 	}
 	switch {
 	case derr != nil:

@@ -62,6 +62,11 @@ skipping the attempts it finished (those the harness failed, an error or an
 infra_error, run again). Ctrl-C stops it, destroying every environment. A host
 that cannot start a sandbox fails at once, before anything is written.
 
+Every tool call of every attempt is decided by the permission policy, as in
+agentbox agent (--permissions, --approvals, --grant, --allow-net): nobody is at a
+terminal, so an ask the approvals file does not answer stops the attempt with
+policy_stop (unanswered: deny in the file refuses the call and goes on instead).
+
 Exit status: 0 when every attempt ran (resolved or not), 1 when an attempt hit an
 infrastructure error, 125 when eval could not run, 130 when interrupted.`,
 		Args: cobra.NoArgs,
@@ -72,6 +77,7 @@ infrastructure error, 125 when eval could not run, 130 when interrupted.`,
 	f.StringSliceVar(&o.only, "tasks", nil, "run only these task ids (comma-separated)")
 	f.StringVar(&o.agent.policy, "policy", "scripted", "scripted (replays each task's reference solution), openai or anthropic")
 	o.agent.modelFlags(f)
+	o.agent.perm.flags(f)
 	f.DurationVar(&o.agent.limits.MaxWall, "timeout", 0, "wall-time budget of each attempt's session (default: the task's timeout + 5m)")
 	f.IntVar(&o.attempts, "attempts", 1, "attempts per task")
 	f.IntVar(&o.parallel, "parallel", min(runtime.NumCPU(), 4), "attempts run at once")
@@ -111,6 +117,10 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 		policyName = o.agent.policy
 		newPolicy = func(*task.Task) (agent.Policy, []string, error) { return o.agent.policyFor() }
 	}
+	gc, eg, err := o.agent.perm.config()
+	if err != nil {
+		return err
+	}
 	progress, err := newProgress(o.progress)
 	if err != nil {
 		return err
@@ -145,7 +155,7 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 		Service: svc, Owner: env.Owner{Tenant: "local"}, Tasks: tasks,
 		Suite: o.suite, PolicyName: policyName, Model: o.agent.model, Policy: newPolicy,
 		Attempts: o.attempts, Parallel: o.parallel, Out: o.out, Resume: o.resume,
-		Limits: o.agent.limits, Grade: grade.Options{Reruns: o.reruns},
+		Limits: o.agent.limits, Permissions: &gc, Egress: eg, Grade: grade.Options{Reruns: o.reruns},
 		GoCache:  func(ctx context.Context) (string, error) { return goCacheFor(ctx, svc, o.goCache, tasks, say) },
 		Progress: progress,
 	})

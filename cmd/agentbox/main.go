@@ -52,6 +52,7 @@ Output to a pipe or a file is never changed.`,
 	root.AddCommand(replayCmd())
 	root.AddCommand(gradeCmd())
 	root.AddCommand(evalCmd())
+	root.AddCommand(policyCmd())
 	err := root.Execute()
 	flushOutput()
 	if err != nil {

@@ -26,6 +26,9 @@ var (
 // in-process environment managers, the sandboxes' upper layers) are then this
 // binary's alone, and the leftover checks look only at what its tests made.
 func TestMain(m *testing.M) {
+	if kind := os.Getenv(mcpHelperEnv); kind != "" {
+		os.Exit(servePasteMCP(kind)) // this process is an MCP server for TestAgentMCPCLI
+	}
 	reexecHooks() // the test binary is the init of the sandboxes warmGoCache starts
 	dir, err := os.MkdirTemp("", "agentbox-cli-")
 	if err != nil {

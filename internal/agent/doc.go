@@ -13,15 +13,23 @@
 // alternation, or the same error Limits.RepeatedErrors times in a row.
 //
 // RunSession is one session from start to end: the environment and its built-in
-// tools made (tool.OpenEnv), the loop run, the final diff taken, the environment
-// destroyed; `agentbox agent` and each eval attempt run one.
+// tools made (tool.OpenEnv, with http.fetch when the session has egress), further
+// tools mounted, the loop run, the final diff taken, the environment destroyed;
+// `agentbox agent` and each eval attempt run one, with the same permission layer.
 //
-// Policies: Scripted (seed 002's deterministic modes good, loop and escape),
-// Sequence (a fixed list of actions), and ModelPolicy, which drives an OpenAI- or
-// Anthropic-protocol model through package model with the tools offered as tool
-// definitions and their results returned as untrusted data. Replay re-drives a
-// recorded trace through the same loop with the recorded results and no side
-// effects.
+// Permissions are the session's policy, grants and taint, and the Gate of its
+// registry, which decides every call before it runs (not access.Guard, the API's
+// tenant check). When the verdict is ask, the loop groups the asks into approval
+// requests, asks the Approver (a person at the terminal, an approvals file for
+// runs without one), records the grants and makes the same call again; a request
+// nobody answers ends the session with policy_stop, never a silent allow. Mount mounts only the MCP tools whose definitions match their pins.
+//
+// Policies: Scripted (seed 002's deterministic modes good, loop and escape, and
+// seed 004's combined attack, exfil), Sequence (a fixed list of actions), and
+// ModelPolicy, which drives an OpenAI- or Anthropic-protocol model through
+// package model with the tools offered as tool definitions and their results
+// returned as untrusted data. Replay re-drives a recorded trace through the same
+// loop with the recorded results and no side effects.
 //
 // It deliberately does not touch code or files itself (only tools do, and the
 // built-in ones only through the environment API; the event log's sinks are the

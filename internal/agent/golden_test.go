@@ -20,6 +20,7 @@ func normalizeEvents(evs []trace.Event) []trace.Event {
 	out := make([]trace.Event, len(evs))
 	for i, e := range evs {
 		e.Time = time.Time{}
+		e.PrevHash, e.Hash = "", "" // they hash the times scrubbed here
 		var m map[string]any
 		if json.Unmarshal(e.Data, &m) == nil {
 			scrubTimes(m)

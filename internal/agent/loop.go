@@ -32,6 +32,10 @@ type Options struct {
 	// Log receives the session's events; nil records nothing. Its session id
 	// becomes the session's.
 	Log *trace.Log
+	// Permissions is the session's permission state, the Gate of Tools' registry: the
+	// loop records its decisions and asks its Approver what it asks. Nil: no
+	// permission layer (a registry without a gate).
+	Permissions *Permissions
 	// Model and EnvID are recorded in SessionCreated.
 	Model string
 	EnvID string
@@ -196,7 +200,7 @@ func (l *loop) step(ctx context.Context) (ending, bool) {
 	default:
 		spec, _ := l.o.Tools.Spec(d.Tool)
 		l.log.Emit(trace.ToolExecutionStarted, step, d.CallID, trace.ToolStart{Tool: d.Tool, Effect: spec.Effect, Idempotent: spec.Idempotent})
-		out = l.o.Tools.Call(ctx, tool.Call{ID: d.CallID, Tool: d.Tool, Args: d.Args}, l.budget.charge)
+		out, stop = l.call(ctx, step, tool.Call{ID: d.CallID, Tool: d.Tool, Args: d.Args})
 	}
 	l.log.Emit(trace.ToolExecutionFinished, step, d.CallID, trace.ToolFinish{Result: out.Envelope, Done: out.Done,
 		DurationMS: out.Duration.Milliseconds(), Internal: out.Internal})

@@ -16,10 +16,18 @@ type SessionOptions struct {
 	// Prepare, if set, runs on the fresh environment before the session starts
 	// (eval seeds a warm Go cache into it).
 	Prepare func(ctx context.Context, envID string) error
-	Goal    string
-	Policy  Policy
-	Limits  Limits
-	Model   string
+	// Mount, if set, adds tools to the session's registry before it starts (agent
+	// --mcp mounts an MCP server's pinned tools); the function it returns runs
+	// when the session ends.
+	Mount func(ctx context.Context, r *tool.Registry) (close func(), err error)
+	// Permissions decide every call (the registry's gate) and answer what they
+	// ask through their Approver; nil: no permission layer. The environment's
+	// egress for http.fetch is Env.Egress.
+	Permissions *Permissions
+	Goal        string
+	Policy      Policy
+	Limits      Limits
+	Model       string
 	// Sinks receive the session's events (trace.NewJSONL, trace.NewProjector);
 	// Redact are strings no event may hold (API keys).
 	Sinks  []trace.Sink
@@ -35,6 +43,9 @@ type Session struct {
 	// grader, not the agent, decides. DiffErr says why it could not be read.
 	Diff    []byte
 	DiffErr error
+	// EventsAnchor is the hash of the last event, for agentbox trace verify
+	// --anchor.
+	EventsAnchor string
 }
 
 // RunSession makes the environment, runs one session in it with the built-in
@@ -42,6 +53,9 @@ type Session struct {
 // run; a log that could not be written is an error too, returned with the
 // session it recorded.
 func RunSession(ctx context.Context, o SessionOptions) (s *Session, err error) {
+	if o.Permissions != nil {
+		o.Env.Gate = o.Permissions
+	}
 	e, err := tool.OpenEnv(ctx, o.Env)
 	if err != nil {
 		return nil, err
@@ -56,13 +70,20 @@ func RunSession(ctx context.Context, o SessionOptions) (s *Session, err error) {
 			return nil, err
 		}
 	}
+	if o.Mount != nil {
+		closeMount, err := o.Mount(ctx, e.Registry)
+		if err != nil {
+			return nil, err
+		}
+		defer closeMount()
+	}
 	log := trace.NewLog(trace.LogOptions{Session: NewSessionID(), Sinks: o.Sinks, Redact: o.Redact})
 	res, err := Run(ctx, Options{Goal: o.Goal, Policy: o.Policy, Tools: e.Registry, Limits: o.Limits,
-		Log: log, Model: o.Model, EnvID: e.ID, Network: e.NetworkLog()})
+		Log: log, Model: o.Model, EnvID: e.ID, Network: e.NetworkLog(), Permissions: o.Permissions})
 	if err != nil {
 		return nil, err
 	}
-	s = &Session{Result: res, EnvID: e.ID}
+	s = &Session{Result: res, EnvID: e.ID, EventsAnchor: log.Anchor().Hash}
 	s.Diff, s.DiffErr = e.Diff(context.WithoutCancel(ctx))
 	if err := log.Err(); err != nil {
 		return s, fmt.Errorf("write trace: %w", err)

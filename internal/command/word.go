@@ -1,6 +1,7 @@
 package command
 
 import (
+	"fmt"
 	"path"
 	"strings"
 )
@@ -23,6 +24,17 @@ func (k Kind) String() string {
 
 // MarshalText names the kind in JSON.
 func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a kind MarshalText wrote.
+func (k *Kind) UnmarshalText(b []byte) error {
+	for i, name := range [...]string{"literal", "unknown", "splat"} {
+		if string(b) == name {
+			*k = Kind(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown word kind %q (want literal, unknown or splat)", b)
+}
 
 // Word is one argument as far as it is known. Text is the argument for a Literal
 // and the source text for the others (for showing a person).

@@ -144,13 +144,19 @@ func (o *Options) runAgent(ctx context.Context, run string, t *task.Task, dir, g
 			return gocache.Seed(ctx, o.Service, o.owner(t), id, goCache, agentScratch+"/gocache")
 		}
 	}
+	var perms *agent.Permissions
+	if o.Permissions != nil {
+		if perms, err = agent.NewPermissions(*o.Permissions); err != nil {
+			return nil, err
+		}
+	}
 	s, err := agent.RunSession(ctx, agent.SessionOptions{
-		Env: tool.EnvOptions{Service: o.Service, Owner: o.owner(t), Workspace: t.Repo,
+		Env: tool.EnvOptions{Service: o.Service, Owner: o.owner(t), Workspace: t.Repo, Egress: o.Egress,
 			Limits: env.Limits{Memory: t.Limits.Memory, Pids: t.Limits.Pids}, TTL: lim.MaxWall + 5*time.Minute,
 			Labels: map[string]string{"agentbox.eval": run, "agentbox.task": t.ID},
 			Tools: tool.BuiltinOptions{TestCommand: t.PublicTestCommand, TestTimeout: t.Limits.Timeout,
 				Env: append([]string{"PATH=" + path}, t.Env(agentScratch)...)}},
-		Prepare: prepare, Goal: t.Statement, Policy: pol, Limits: lim, Model: o.Model,
+		Prepare: prepare, Permissions: perms, Goal: t.Statement, Policy: pol, Limits: lim, Model: o.Model,
 		Sinks: []trace.Sink{trace.NewJSONL(ef), trace.NewProjector(tf)}, Redact: redact})
 	if err != nil {
 		return nil, err

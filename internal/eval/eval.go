@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/agent"
+	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/eval/report"
 	"github.com/agentbox/agentbox/internal/gocache"
@@ -51,6 +52,11 @@ type Options struct {
 	// Limits bound each agent session; MaxWall defaults to the task's timeout
 	// plus five minutes.
 	Limits agent.Limits
+	// Permissions, if set, give every attempt's session a permission layer of its
+	// own (agent.NewPermissions): its policy, approvals file and grants. Egress, if
+	// set, offers http.fetch through a proxy with that configuration.
+	Permissions *agent.PermissionConfig
+	Egress      *egress.Config
 	// Grade tunes grading. LogFile is set per attempt; GoCache is set from
 	// GoCache below when that is given.
 	Grade grade.Options

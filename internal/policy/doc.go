@@ -60,81 +60,29 @@
 // network whose destination the policy cannot name is marked Confine: its
 // sandbox's egress must allow only released hosts while it runs.
 //
-// # Integration (issue 18's next round, after issue 11's refactor)
+// # Where it is enforced
 //
-// The packages of this round are pure; wiring them in touches package tool,
-// agent, trace, egress, model, api, mcp and cmd at these points:
-//
-//  1. tool.Spec gains Describe func(ctx, args) (policy.Action, error), filled by
-//     each built-in: fs.read → Reads [path], fs.list and fs.search → Reads [root],
-//     fs.write → Writes [path], patch.apply → Writes the patch's files and Deletes
-//     its deletions, exec.run → Command (command.Parse of argv, or ParseShell of
-//     command) and Network (the environment's egress allows a host), test.run →
-//     Command of the configured test command, task.finish → Effect control,
-//     artifact.read → Reads of the artifact's source path, http.fetch → URL,
-//     Method, Payload (headers and body), tool.FromMCP → Server, Hints (never
-//     Trusted) and Payload (the arguments). Paths are resolved inside the
-//     workspace (links followed by workspace.Root) before the policy sees them.
-//  2. Registry.Call consults the policy after the schema and before the
-//     precondition: scope → schema → Describe → Decide → precondition → charge →
-//     handler. After the schema, so the policy judges validated arguments; before
-//     the precondition and the charge, so a refused or pending call touches
-//     nothing and costs nothing. Registry Options gain a Gate (an interface
-//     package tool declares: Decide(call, action) Verdict; Observe(call, verdict,
-//     envelope)); deny is EPERM with Verdict.Reason(); ask returns the Outcome
-//     with Verdict set and the handler not run; allow runs the handler, spends
-//     the one-time grants (grant.Set.Spend) and calls Observe.
-//  3. The agent loop (step, after Tools.Call): while the Outcome's Verdict is
-//     ask, it turns the asks into requests (grant.Items, grant.Group), emits
-//     ApprovalRequested per request, waits on an Approver (an interface in
-//     package agent: the approvals file, a terminal prompt, the API's `agentbox
-//     sessions approve|deny ID REQ`, an MCP elicitation where the client
-//     supports one), emits ApprovalResolved, records the answer
-//     (grant.Set.Resolve) and calls the tool again under the same call id. An
-//     unanswered request (grant.Approvals.Answer false, Unanswered stop) ends the
-//     session with policy_stop naming the request; a denied one returns EPERM to
-//     the model. Waiting spends wall time only, never a step or a tool call.
-//  4. Events (package trace): CallDecided (the Verdict, with every need's Risk
-//     and its inputs, and the goal revision) for every call before
-//     ToolExecutionStarted; ApprovalRequested (grant.Request) and
-//     ApprovalResolved (grant.Answer, the grants given); GrantDropped (on a steer,
-//     grant.Set.Steer); TaintAdded (taint.Label, after ToolExecutionFinished);
-//     InjectionFlagged (injection.Flag, with call and source); ToolPinned and
-//     ToolRefused (pin.Check). trace.Event gains prev_hash and hash, sealed by a
-//     chain.Chain inside Log.Emit under its lock; the session's last hash is its
-//     anchor (printed by agent, kept in attempt.json); `agentbox trace verify
-//     FILE [--anchor H]` runs chain.Verify. `trace stats` counts per session:
-//     requests (interruptions), items approved and denied (approval and denial
-//     rates), policy denials.
-//  5. Taint and egress: after each allowed call, Observe feeds taint.State with
-//     the rendered result (what the model reads), Sensitive set from
-//     Verdict.Sensitive. When the session first becomes tainted, the session's
-//     egress.Proxy gets SetPolicy with Allow emptied (deny all, which cuts open
-//     connections); a call with Verdict.Confine gets Allow set to the hosts of
-//     its released needs for the handler's duration, then emptied again. The
-//     proxy scans plain-HTTP requests with secret.Scan (CONNECT tunnels are end
-//     to end and cannot be); http.fetch's request is built on the host, where
-//     Decide has already scanned its payload.
-//  6. http.fetch (new tool, Effect network, scope "network"): input {url (http or
-//     https), method (GET default), headers (no Host, Proxy-* or hop-by-hop),
-//     body (≤ 1 MiB), timeout_seconds}; output {status, content_type, bytes,
-//     truncated, location}; the body as Text, capped, binary bodies as artifacts;
-//     Source url:<url>. No redirects are followed: a 3xx comes back with its
-//     location and a next call is decided anew. It sends through a host-side
-//     egress.Proxy with the session's egress policy, so the allowlist, address
-//     checks, placeholder secrets and the connection log are the proxy's; agent
-//     and eval take run's network flags to set it.
-//  7. MCP: tools of external servers (`agent --mcp NAME=CMD`) are listed and
-//     judged by pin.Store.CheckAll (pins in <state>/pins.json); usable ones are
-//     registered with tool.FromMCP, the others become an ApprovalRequested of
-//     kind pin showing pin.Check's diff or flags, registered after the grant.
-//  8. Grants and goals: the session holds a grant.Set (policy.Context.Grants), the
-//     approvals file's Upfront capabilities and `--grant CAP` given at start; a
-//     steer calls Set.Steer. A subagent gets grant.Set.Fork and taint.State.Fork;
-//     its taint is merged back (taint.State.Merge) when it ends.
-//  9. Provenance: model.ToolResult.Provenance gains a Kind (provenance.Legacy of
-//     the envelope's source until tools set one); the system prompt is built only
-//     from the operator's goal and provenance.Notice, never from a result.
+// Package tool asks a Gate for every call of a registry (Registry.Call: scope →
+// schema → Describe → the gate's Decide → precondition → charge → handler), so a
+// refused or pending call touches nothing and costs nothing; each built-in Spec's
+// Describe fills the Action (fs.read, fs.list, fs.search: Reads; fs.write,
+// patch.apply: Writes and Deletes, as workspace.PatchFiles reads a diff;
+// fs.remove: a write and deletion of its path, of "dir/**" for a directory; exec.run,
+// test.run: Command and Network; http.fetch: URL, Method, Payload); a mounted MCP
+// tool is its Server's, with its hints untrusted and its arguments as Payload.
+// agent.Permissions is the gate: it holds the session's Policy, grant.Set and
+// taint.State, and after an allowed call spends its one-time grants and taints
+// the session with what the result holds. The agent loop turns an ask into
+// grant.Requests, asks its Approver (agent.ApprovalsFile for `--approvals`),
+// records the answers and calls again under the same call id; an unanswered
+// request ends the session with policy_stop. agent.RunSession wires it for
+// agent and eval alike. Package trace records CallDecided
+// (the Verdict with every need's Risk), ApprovalRequested, ApprovalResolved,
+// TaintAdded and InjectionFlagged in a hash-chained log. agent.Mount registers
+// only the tools of an external MCP server (agent.ConnectMCP, `agent --mcp`)
+// whose pins (package pin) match. Not wired yet: Verdict.Confine (the
+// environment's egress is not narrowed per call), goal steering (Set.Steer) and subagents
+// (Set.Fork, taint.State.Fork and Merge), a person's live answer.
 //
 // # What it does not do
 //

@@ -108,7 +108,7 @@ func ParseCapability(s string) (Capability, error) {
 		return Capability{}, fmt.Errorf("capability %q: want KIND:TARGET with KIND one of %s", s, kindList())
 	}
 	if rest == "" {
-		return Capability{}, fmt.Errorf("capability %q: no target after %s:", s, c.Kind)
+		return Capability{}, fmt.Errorf("capability %q: %s needs a target after its colon", s, c.Kind)
 	}
 	var err error
 	switch c.Kind {

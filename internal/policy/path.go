@@ -26,7 +26,7 @@ func ParsePathGlob(s string) (PathGlob, error) {
 	}
 	for _, seg := range strings.Split(p, "/") {
 		if seg == ".." {
-			return PathGlob{}, fmt.Errorf("path glob %q: a workspace path cannot contain ..", s)
+			return PathGlob{}, fmt.Errorf("path glob %q: a workspace path cannot contain a \"..\" element", s)
 		}
 	}
 	if p == "" {

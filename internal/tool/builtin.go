@@ -40,6 +40,10 @@ type BuiltinOptions struct {
 	MaxCapture int64
 	// Artifacts keeps clipped command output; default a new Store.
 	Artifacts *Store
+	// Network says the sandbox's egress lets commands reach some host, so a
+	// registry's Gate judges the hosts exec.run and test.run name (OpenEnv sets
+	// it for an environment with a network).
+	Network bool
 }
 
 // Defaults of BuiltinOptions.
@@ -92,14 +96,28 @@ func RegisterBuiltins(ctx context.Context, r *Registry, o BuiltinOptions) (*Work
 	}
 	w := &Workspace{o: o.withDefaults()}
 	w.version = w.diffVersion(ctx)
-	for _, s := range []Spec{w.fsRead(), w.fsList(), w.fsSearch(), w.fsWrite(), w.fsRemove(), w.patchApply(),
-		w.execRun(), w.testRun(), w.taskFinish(), w.artifactRead()} {
+	for _, s := range w.specs() {
 		if err := r.Register(s); err != nil {
 			return nil, err
 		}
 	}
 	r.SetWorld(w)
 	return w, nil
+}
+
+func (w *Workspace) specs() []Spec {
+	return []Spec{w.fsRead(), w.fsList(), w.fsSearch(), w.fsWrite(), w.fsRemove(), w.patchApply(),
+		w.execRun(), w.testRun(), w.taskFinish(), w.artifactRead()}
+}
+
+// BuiltinNames are the names of the built-in tools and http.fetch: names no MCP
+// server may take.
+func BuiltinNames() []string {
+	var out []string
+	for _, s := range (&Workspace{}).specs() {
+		out = append(out, s.Name)
+	}
+	return append(out, "http.fetch")
 }
 
 // Snapshot implements World.

@@ -247,6 +247,27 @@ func TestReadTools(t *testing.T) {
 	})
 }
 
+// TestSearchSkipsSensitive: a tree search is a project read, so it skips
+// sensitive files: grepping the workspace for a password must not read .env or a
+// key past the sensitive:read capability (it did before). Searching the file
+// itself is a sensitive read, which the gate decides.
+func TestSearchSkipsSensitive(t *testing.T) {
+	ws := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("DB_PASSWORD=Zk3xP9qLm2Vw8Rt5\n"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(ws, "pkg"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, "pkg", "id_rsa"), []byte("DB_PASSWORD in a key file\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(ws, "app.py"), []byte("password = os.environ['DB_PASSWORD']\n"), 0o644))
+	r, _, _, _ := builtins(t, ws, BuiltinOptions{})
+	e := call(t, r, "fs.search", `{"pattern":"DB_PASSWORD"}`)
+	wantOK(t, e)
+	if e.Text != "app.py:1: password = os.environ['DB_PASSWORD']\n" || field[searchOut](t, e).FilesSkipped != 2 {
+		t.Fatalf("%q %+v", e.Text, field[searchOut](t, e))
+	}
+	if e := call(t, r, "fs.search", `{"pattern":"DB_PASSWORD","path":".env"}`); !strings.Contains(e.Text, "Zk3x") {
+		t.Fatalf("a search of the file itself (judged by the gate as a sensitive read): %q", e.Text)
+	}
+}
+
 func TestEditAndFinish(t *testing.T) {
 	ws, _ := calcWorkspace(t)
 	r, w, svc, id := builtins(t, ws, BuiltinOptions{})

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
+	"slices"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/egress"
@@ -49,8 +49,15 @@ type EnvOptions struct {
 	Network *env.Network
 	// Tools configure the built-in tools; Service, Owner and EnvID are filled in.
 	Tools BuiltinOptions
-	// Scopes granted to the session; nil grants every built-in tool.
+	// Scopes granted to the session; nil grants every built-in tool, the
+	// mounted MCP tools (Mount) and, with Egress, http.fetch.
 	Scopes []string
+	// Gate decides every call of the registry (a session's *agent.Permissions); nil: none.
+	Gate Gate
+	// Egress, if set, configures the host-side egress proxy http.fetch sends
+	// through (its Policy is the session's egress allowlist); nil: no
+	// http.fetch.
+	Egress *egress.Config
 }
 
 // Env is a fresh environment with the built-in tools registered on it.
@@ -62,6 +69,7 @@ type Env struct {
 	svc   Service
 	owner env.Owner
 	net   bool
+	fetch *fetchProxy
 }
 
 // OpenEnv creates an environment (with no network unless o.Network gives one) and
@@ -77,17 +85,28 @@ func OpenEnv(ctx context.Context, o EnvOptions) (*Env, error) {
 	}
 	scopes := o.Scopes
 	if scopes == nil {
-		scopes = BuiltinScopes
+		scopes = append(slices.Clone(BuiltinScopes), ScopeMCP)
+		if o.Egress != nil {
+			scopes = append(scopes, ScopeNetwork)
+		}
 	}
-	reg := NewRegistry(Options{Scopes: scopes})
+	e := &Env{ID: info.ID, svc: o.Service, owner: o.Owner, net: o.Network != nil}
+	e.Registry = NewRegistry(Options{Scopes: scopes, Gate: o.Gate})
 	bo := o.Tools
 	bo.Service, bo.Owner, bo.EnvID = o.Service, o.Owner, info.ID
-	ws, err := RegisterBuiltins(ctx, reg, bo)
+	// With a network the gate judges the hosts exec.run and test.run name.
+	bo.Network = bo.Network || o.Network != nil
+	if e.Workspace, err = RegisterBuiltins(ctx, e.Registry, bo); err == nil && o.Egress != nil {
+		var spec Spec
+		if spec, e.fetch, err = openFetch(*o.Egress); err == nil {
+			err = e.Registry.Register(spec)
+		}
+	}
 	if err != nil {
-		_ = o.Service.Destroy(context.WithoutCancel(ctx), o.Owner, info.ID)
+		e.Close(ctx)
 		return nil, err
 	}
-	return &Env{ID: info.ID, Registry: reg, Workspace: ws, svc: o.Service, owner: o.Owner, net: o.Network != nil}, nil
+	return e, nil
 }
 
 // NetworkLog is Options.Network for a session in e, or nil when e has no network.
@@ -105,7 +124,8 @@ func (e *Env) Diff(ctx context.Context) ([]byte, error) {
 	return e.svc.Diff(ctx, e.owner, e.ID)
 }
 
-// Close destroys the environment, even if ctx is already cancelled.
+// Close destroys the environment and stops http.fetch's proxy, even if ctx is
+// already cancelled.
 func (e *Env) Close(ctx context.Context) error {
-	return e.svc.Destroy(context.WithoutCancel(ctx), e.owner, e.ID)
+	return errors.Join(e.fetch.close(), e.svc.Destroy(context.WithoutCancel(ctx), e.owner, e.ID))
 }

@@ -3,6 +3,8 @@ package tool
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/agentbox/agentbox/internal/policy"
 )
 
 // Envelope is what every tool call returns, success or failure. The model sees it
@@ -58,6 +60,10 @@ type Outcome struct {
 	Effect Effect
 	// Duration is the wall time of the whole call, checks included.
 	Duration time.Duration
+	// Verdict is the registry's Gate's decision, if it has one and the call got
+	// that far. With an EASK envelope, its asks are what a person must approve
+	// before the same call is made again.
+	Verdict *policy.Verdict
 	// Internal holds detail the model must not see (a handler's panic value, an
 	// unmapped error); the loop records it in the event log.
 	Internal string

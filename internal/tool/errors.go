@@ -15,7 +15,8 @@ import (
 type Code string
 
 const (
-	EPERM         Code = "EPERM"         // not allowed: scope, or a path outside the workspace
+	EPERM         Code = "EPERM"         // not allowed: scope, the permission policy, or a path outside the workspace
+	EASK          Code = "EASK"          // the permission policy asks a person first; the tool did not run
 	EINVAL        Code = "EINVAL"        // arguments do not match the schema or make no sense
 	ENOENT        Code = "ENOENT"        // no such file, artifact or environment
 	EFBIG         Code = "EFBIG"         // too large to return or write at once

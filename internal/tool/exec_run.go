@@ -34,7 +34,8 @@ type execOut struct {
 
 func (w *Workspace) execRun() Spec {
 	return Spec{
-		Name: "exec.run",
+		Describe: w.describeExec,
+		Name:     "exec.run",
 		Description: "Run a command in the sandbox, from the workspace root, with no network, and wait for it. " +
 			"A non-zero exit or a timeout is a result (ok=true), not a tool error. Output is in the text: [stdout] then [stderr], " +
 			"each cut to its head and tail when long, with a ref to the whole.",

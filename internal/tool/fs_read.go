@@ -35,7 +35,8 @@ type readOut struct {
 
 func (w *Workspace) fsRead() Spec {
 	return Spec{
-		Name: "fs.read",
+		Describe: describeRead,
+		Name:     "fs.read",
 		Description: "Read a file of the workspace. Without a range, a file larger than the output cap comes back as " +
 			"its head and tail with truncated=true and a ref to the whole file. With offset/length (bytes) or " +
 			"start_line/end_line, the range is returned from its start, cut at the cap, with next_offset or next_line to continue.",

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/agentbox/agentbox/internal/secret"
 	"github.com/agentbox/agentbox/internal/workspace"
 )
 
@@ -22,7 +23,7 @@ type searchArgs struct {
 type searchOut struct {
 	Matches      int  `json:"matches"`
 	FilesScanned int  `json:"files_scanned"`
-	FilesSkipped int  `json:"files_skipped" jsonschema:"binary or larger than 1 MiB"`
+	FilesSkipped int  `json:"files_skipped" jsonschema:"binary, larger than 1 MiB, or sensitive (.env, keys: read those with fs.read)"`
 	Truncated    bool `json:"truncated" jsonschema:"more matches or files exist than were searched or returned"`
 }
 
@@ -38,9 +39,11 @@ const (
 
 func (w *Workspace) fsSearch() Spec {
 	return Spec{
-		Name: "fs.search",
+		Describe: describeSearch,
+		Name:     "fs.search",
 		Description: "Search the workspace's text files for lines matching a regular expression, like grep -rn. " +
-			"Results are path:line: text, one per line. .git, binary files and files over 1 MiB are skipped.",
+			"Results are path:line: text, one per line. .git, binary files, files over 1 MiB and sensitive files (.env, keys, " +
+			"credentials: fs.read them, which needs the sensitive:read capability) are skipped.",
 		InputSchema: SchemaFor[searchArgs](), OutputSchema: SchemaFor[searchOut](),
 		Effect: EffectRead, Idempotent: true, Scope: ScopeRead,
 		Precondition: func(_ context.Context, raw json.RawMessage) error {
@@ -103,7 +106,10 @@ func (w *Workspace) search(ctx context.Context, raw json.RawMessage) (Result, er
 			out.Truncated = true
 			return false
 		}
-		if e.Size > searchMaxFileBytes {
+		if e.Size > searchMaxFileBytes || (e.Path != root && secret.ClassOf(e.Path).Sensitive()) {
+			// A search of a tree is a project read: a sensitive file's content
+			// is for fs.read under the sensitive:read capability, or an
+			// innocent-looking grep would read .env.
 			out.FilesSkipped++
 			return true
 		}

@@ -22,7 +22,8 @@ type patchOut struct {
 
 func (w *Workspace) patchApply() Spec {
 	return Spec{
-		Name: "patch.apply",
+		Describe: describePatch,
+		Name:     "patch.apply",
 		Description: "Edit files. Either replace text in one file (path, old, new: old must occur exactly once, " +
 			"otherwise nothing changes and the error says 0 or N matches), or apply a unified diff (patch), all hunks or none.",
 		InputSchema: SchemaFor[patchArgs](), OutputSchema: SchemaFor[patchOut](),

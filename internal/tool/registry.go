@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/policy"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -65,6 +66,9 @@ type Options struct {
 	Scopes []string
 	// Clock stamps envelopes; default time.Now.
 	Clock func() time.Time
+	// Gate, if set, decides every call before its precondition (allow, ask a
+	// person, deny) and observes every result.
+	Gate Gate
 }
 
 // Registry holds the tools of a session and runs calls to them. It is safe for
@@ -72,6 +76,7 @@ type Options struct {
 type Registry struct {
 	grants map[string]bool
 	clock  func() time.Time
+	gate   Gate
 
 	mu    sync.RWMutex
 	tools map[string]*entry
@@ -86,7 +91,7 @@ type entry struct {
 
 // NewRegistry returns an empty registry.
 func NewRegistry(o Options) *Registry {
-	r := &Registry{grants: map[string]bool{}, clock: o.Clock, tools: map[string]*entry{}}
+	r := &Registry{grants: map[string]bool{}, clock: o.Clock, gate: o.Gate, tools: map[string]*entry{}}
 	if r.clock == nil {
 		r.clock = time.Now
 	}
@@ -186,8 +191,9 @@ func (r *Registry) Spec(name string) (Spec, bool) {
 	return e.spec, true
 }
 
-// Call runs one call: scope, schema, precondition, charge, handler, in that order;
-// the first that fails decides the envelope. charge, if not nil, is asked to pay the
+// Call runs one call: scope, schema, the gate, precondition, charge, handler, in
+// that order; the first that fails decides the envelope. The gate's deny is EPERM
+// with its reason, its ask EASK with the Verdict in the Outcome. charge, if not nil, is asked to pay the
 // tool's declared cost just before the handler runs; its refusal is EBUDGET. Call
 // never panics and always returns an envelope.
 func (r *Registry) Call(ctx context.Context, c Call, charge func(Cost) error) (out Outcome) {
@@ -213,6 +219,35 @@ func (r *Registry) Call(ctx context.Context, c Call, charge func(Cost) error) (o
 	if verr != nil {
 		out.Envelope = failure(verr, r.clock())
 		return out
+	}
+	var act policy.Action
+	if r.gate != nil {
+		a, err := s.action(ctx, args)
+		if err != nil {
+			te, _ := FromErr(err)
+			if te.Code == EINTERNAL {
+				te = &Error{Code: EPRECONDITION, Message: err.Error(), SuggestedAction: ActFixArgs, err: err}
+			}
+			out.Envelope = failure(te, r.clock())
+			return out
+		}
+		v := r.gate.Decide(ctx, c, a)
+		out.Verdict, act = &v, a
+		switch v.Decision {
+		case policy.Deny:
+			out.Envelope = failure(Errorf(EPERM, false, ActStop, "refused by the permission policy: %s", v.Reason()), r.clock())
+			return out
+		case policy.Ask:
+			out.Envelope = failure(Errorf(EASK, false, ActNone, "needs a person's approval: %s", v.Reason()), r.clock())
+			return out
+		case policy.Allow:
+		default:
+			out.Envelope = failure(Errorf(EPERM, false, ActStop, "the permission policy gave no decision"), r.clock())
+			return out
+		}
+	}
+	if r.gate != nil {
+		defer func() { r.gate.Observe(c, act, *out.Verdict, out.Envelope) }()
 	}
 	res, internal, err := r.run(ctx, s, args, charge)
 	if err != nil {

@@ -3,6 +3,8 @@ package tool
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/agentbox/agentbox/internal/policy"
 )
 
 // Effect says what a tool can change, for authorisation, approval and recovery.
@@ -54,6 +56,14 @@ type Spec struct {
 	Precondition Precondition
 	Cost         Cost
 	Handler      Handler
+	// Describe tells a registry's Gate what a call does (the paths it reads and
+	// writes, the command it runs, the URL it fetches). Nil: the gate knows the
+	// tool by its name and effect only.
+	Describe Describe
+	// Server is the MCP server a mounted tool comes from ("" for a built-in): its
+	// calls are judged as the server's, with its arguments as what they send.
+	Server string
+	hints  policy.Hints // a mounted tool's annotations, as the server claims them
 }
 
 // Def is a tool as MCP lists it (tools/list): the shape offered to models and MCP
@@ -92,7 +102,8 @@ func (s Spec) Def() Def {
 // decided from the annotations pessimistically, as the MCP specification's defaults
 // are: a tool is read-only only if it says so and says it is not open-world;
 // open-world (the default) is network; anything else is write. scope is the
-// operator's decision and is never taken from the server.
+// operator's decision and is never taken from the server; so is Server, which the
+// caller sets to the server's name.
 func FromMCP(d Def, scope string, call Handler) Spec {
 	a := d.Annotations
 	if a == nil {
@@ -112,5 +123,6 @@ func FromMCP(d Def, scope string, call Handler) Spec {
 		effect = EffectRead
 	}
 	return Spec{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema, OutputSchema: d.OutputSchema,
-		Effect: effect, Idempotent: is(a.IdempotentHint, false) && effect == EffectRead, Scope: scope, Handler: call}
+		Effect: effect, Idempotent: is(a.IdempotentHint, false) && effect == EffectRead, Scope: scope, Handler: call,
+		hints: policy.Hints{ReadOnly: a.ReadOnlyHint, Destructive: a.DestructiveHint, Idempotent: a.IdempotentHint, OpenWorld: a.OpenWorldHint}}
 }

@@ -17,7 +17,8 @@ type testOut struct {
 
 func (w *Workspace) testRun() Spec {
 	return Spec{
-		Name: "test.run",
+		Describe: w.describeTest,
+		Name:     "test.run",
 		Description: "Run the task's tests (a command fixed by the operator) in the sandbox. passed is true when they exit 0 " +
 			"within their time limit. task.finish requires a passing run after the last change to the workspace.",
 		InputSchema: SchemaFor[testArgs](), OutputSchema: SchemaFor[testOut](),

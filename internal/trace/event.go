@@ -38,6 +38,11 @@ type Event struct {
 	Step    int             `json:"step,omitempty"`
 	CallID  string          `json:"call_id,omitempty"`
 	Data    json.RawMessage `json:"data,omitempty"`
+	// PrevHash and Hash chain the session's events (package chain): Hash is the
+	// sha256 of PrevHash and the event's canonical JSON without Hash, so an
+	// edited, removed or reordered event breaks the chain (VerifyEvents).
+	PrevHash string `json:"prev_hash"`
+	Hash     string `json:"hash,omitempty"`
 }
 
 // SessionInfo describes a session when it is created.

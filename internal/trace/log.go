@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentbox/agentbox/internal/chain"
 )
 
 // Sink receives events in seq order. A durable store is a Sink.
@@ -34,9 +36,10 @@ type LogOptions struct {
 type Log struct {
 	o LogOptions
 
-	mu  sync.Mutex
-	seq int64
-	err error
+	mu    sync.Mutex
+	seq   int64
+	chain chain.Chain
+	err   error
 }
 
 // NewLog returns a Log for one session.
@@ -70,13 +73,34 @@ func (l *Log) Emit(typ Type, step int, callID string, payload any) Event {
 	defer l.mu.Unlock()
 	l.seq++
 	ev := Event{Seq: l.seq, ID: fmt.Sprintf("%s/%d", l.o.Session, l.seq), Session: l.o.Session,
-		Time: l.o.Clock().UTC(), Type: typ, Step: step, CallID: l.scrubString(callID), Data: data}
+		Time: l.o.Clock().UTC(), Type: typ, Step: step, CallID: l.scrubString(callID), Data: data,
+		PrevHash: l.chain.Last()}
+	if canon, err := chain.Canonical(ev); err == nil {
+		_, ev.Hash = l.chain.Link(canon)
+	} else if l.err == nil {
+		l.err = fmt.Errorf("trace: chain event %d: %w", ev.Seq, err)
+	}
 	for _, s := range l.o.Sinks {
 		if err := s.Append(ev); err != nil && l.err == nil {
 			l.err = fmt.Errorf("trace: append event %d: %w", ev.Seq, err)
 		}
 	}
 	return ev
+}
+
+// Anchor returns the seq and hash of the last event: kept apart from the log
+// (printed, stored in a results file), it shows a log cut or rewritten after
+// the fact (VerifyEvents).
+func (l *Log) Anchor() chain.Anchor {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return chain.Anchor{Seq: l.seq, Hash: l.chain.Last()}
+}
+
+// VerifyEvents checks the hash chain of a JSONL event log, and that it ends at
+// anchor if one is given; the error names the first bad event.
+func VerifyEvents(jsonl []byte, anchor *chain.Anchor) error {
+	return chain.Verify(chain.Split(jsonl), chain.Options{Anchor: anchor})
 }
 
 // Err returns the first sink failure.

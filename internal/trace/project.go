@@ -23,6 +23,8 @@ type Step struct {
 	// Error is why the step produced no decision (a model error, a cancellation).
 	Error      string `json:"error,omitempty"`
 	ErrorClass string `json:"error_class,omitempty"`
+	// Permission is what the permission layer decided and asked in the step.
+	Permission *StepPermission `json:"permission,omitempty"`
 	// Session is set on the first line, End on the last.
 	Session *SessionInfo `json:"session,omitempty"`
 	End     *SessionEnd  `json:"end,omitempty"`
@@ -78,6 +80,31 @@ func (p *Projector) Append(e Event) error {
 		if p.cur != nil && dec(&d) {
 			p.cur.Decision = &d
 		}
+	case CallDecided:
+		var c CallDecision
+		if p.cur != nil && dec(&c) {
+			p.cur.perm().Decision = string(c.Verdict.Decision)
+		}
+	case ApprovalRequested:
+		if p.cur != nil {
+			p.cur.perm().Requests++
+		}
+	case ApprovalResolved:
+		var r ApprovalResolution
+		if p.cur == nil || !dec(&r) {
+			break
+		}
+		pm := p.cur.perm()
+		if r.Unanswered {
+			pm.Unanswered++
+		}
+		for _, d := range r.Answer.Decisions {
+			if d == "allow" {
+				pm.Approved++
+			} else {
+				pm.Denied++
+			}
+		}
 	case ToolExecutionFinished:
 		var f ToolFinish
 		if p.cur != nil && dec(&f) {
@@ -105,6 +132,24 @@ func (p *Projector) Append(e Event) error {
 		p.flush()
 	}
 	return p.err
+}
+
+// StepPermission counts a step's permission events: the last decision of its
+// call, the approval requests (interruptions), the items approved and denied,
+// the requests nobody answered.
+type StepPermission struct {
+	Decision   string `json:"decision,omitempty"`
+	Requests   int    `json:"requests,omitempty"`
+	Approved   int    `json:"approved,omitempty"`
+	Denied     int    `json:"denied,omitempty"`
+	Unanswered int    `json:"unanswered,omitempty"`
+}
+
+func (s *Step) perm() *StepPermission {
+	if s.Permission == nil {
+		s.Permission = &StepPermission{}
+	}
+	return s.Permission
 }
 
 // flush writes the pending step.

@@ -25,6 +25,16 @@ type Stats struct {
 	StepP50MS      int64          `json:"step_latency_p50_ms"`
 	StepP95MS      int64          `json:"step_latency_p95_ms"`
 	StopReason     string         `json:"stop_reason,omitempty"`
+	// Permission: calls the policy refused, approval requests (interruptions of
+	// a person), items approved and denied and their rates, requests nobody
+	// answered.
+	PolicyDenials int     `json:"policy_denials"`
+	Interruptions int     `json:"approval_requests"`
+	Approved      int     `json:"approved"`
+	Denied        int     `json:"denied"`
+	ApprovalRate  float64 `json:"approval_rate"`
+	DenialRate    float64 `json:"denial_rate"`
+	Unanswered    int     `json:"unanswered"`
 	// BudgetCurve is budget_before of every step.
 	BudgetCurve []BudgetPoint `json:"budget_curve"`
 }
@@ -53,6 +63,15 @@ func ComputeStats(steps []Step) Stats {
 		s.InputTokens += st.Usage.InputTokens
 		s.OutputTokens += st.Usage.OutputTokens
 		s.CostUSD += st.Usage.CostUSD
+		if pm := st.Permission; pm != nil {
+			if pm.Decision == "deny" {
+				s.PolicyDenials++
+			}
+			s.Interruptions += pm.Requests
+			s.Approved += pm.Approved
+			s.Denied += pm.Denied
+			s.Unanswered += pm.Unanswered
+		}
 		if st.Decision == nil || st.Decision.Stop || st.Result == nil {
 			continue
 		}
@@ -69,6 +88,9 @@ func ComputeStats(steps []Step) Stats {
 	}
 	if s.ToolCalls > 0 {
 		s.ToolErrorRate = float64(s.ToolErrors) / float64(s.ToolCalls)
+	}
+	if n := s.Approved + s.Denied; n > 0 {
+		s.ApprovalRate, s.DenialRate = float64(s.Approved)/float64(n), float64(s.Denied)/float64(n)
 	}
 	s.StepP50MS, s.StepP95MS = percentile(lat, 50), percentile(lat, 95)
 	return s
@@ -94,6 +116,8 @@ func (s Stats) WriteText(w io.Writer) error {
 	pw.printf("model requests %d  input tokens %d  output tokens %d  cost $%.6f\n",
 		s.ModelRequests, s.InputTokens, s.OutputTokens, s.CostUSD)
 	pw.printf("step latency p50 %dms  p95 %dms\n", s.StepP50MS, s.StepP95MS)
+	pw.printf("permissions: %d refused by policy  %d approval requests  %d approved  %d denied (approval rate %.3f, denial rate %.3f)  %d unanswered\n",
+		s.PolicyDenials, s.Interruptions, s.Approved, s.Denied, s.ApprovalRate, s.DenialRate, s.Unanswered)
 	pw.printf("\ncalls per tool:\n")
 	for _, k := range byCount(s.CallsPerTool) {
 		pw.printf("%6d %s\n", s.CallsPerTool[k], k)

@@ -89,3 +89,27 @@ func (r *Root) ApplyPatch(patch []byte) (PatchReport, error) {
 func hasGitHeader(patch []byte) bool {
 	return bytes.HasPrefix(patch, []byte("diff --git ")) || bytes.Contains(patch, []byte("\ndiff --git "))
 }
+
+// PatchFiles returns the workspace paths a patch names (the old and new names of
+// each file, as ApplyPatch reads them) and how many files it deletes, without
+// applying it: what a permission policy judges before the patch is applied.
+func PatchFiles(patch []byte) (paths []string, deletes int, err error) {
+	files, _, err := gitdiff.Parse(bytes.NewReader(patch))
+	if err != nil {
+		return nil, 0, err
+	}
+	pl := &plan{traditional: !hasGitHeader(patch)}
+	seen := map[string]bool{}
+	for _, f := range files {
+		for _, n := range []string{f.OldName, f.NewName} {
+			if n = pl.name(n); n != "" && !seen[n] {
+				seen[n] = true
+				paths = append(paths, n)
+			}
+		}
+		if f.IsDelete {
+			deletes++
+		}
+	}
+	return paths, deletes, nil
+}

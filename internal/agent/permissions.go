@@ -1,0 +1,187 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/agentbox/agentbox/internal/egress"
+	"github.com/agentbox/agentbox/internal/grant"
+	"github.com/agentbox/agentbox/internal/injection"
+	"github.com/agentbox/agentbox/internal/policy"
+	"github.com/agentbox/agentbox/internal/provenance"
+	"github.com/agentbox/agentbox/internal/taint"
+	"github.com/agentbox/agentbox/internal/tool"
+)
+
+// Permissions is one session's permission state: its policy, what a person granted,
+// what sensitive data it has seen. It is the tool.Gate of the session's registry
+// (every call is decided by the registry, in one place) and the loop asks its
+// Approver for what the policy asks. It is safe for concurrent use.
+type Permissions struct {
+	Policy *policy.Policy // nil: policy.Default()
+	Grants *grant.Set     // nil: a new empty set
+	Taint  *taint.State   // nil: an untainted session
+	// Sandbox, Overlay, Allowlist and Intent are what the policy knows of the
+	// session beyond the call (policy.Context).
+	Sandbox   policy.Strength
+	Overlay   bool
+	Allowlist []egress.Pattern
+	Intent    policy.Intent
+	// Approver answers approval requests; nil leaves every request unanswered,
+	// which stops the session (policy_stop).
+	Approver Approver
+
+	once    sync.Once
+	mu      sync.Mutex
+	pending map[string]observed // per call id, until the loop records it
+	reqs    int
+}
+
+// observed is what the result of one call brought: new taint and injection
+// flags, for the event log.
+type observed struct {
+	labels []taint.Label
+	flags  []injection.Flag
+	source string
+}
+
+// PermissionConfig is how an operator sets up the permission layer of sessions: the
+// policy, an approvals file for runs without a person, and capabilities granted
+// before the session starts. Each session gets a Permissions of its own (NewPermissions).
+type PermissionConfig struct {
+	Policy    *policy.Policy   // nil: policy.Default()
+	Approvals *grant.Approvals // nil: nobody answers; an ask stops the session
+	// Grants are capabilities given at the start (`--grant CAP`).
+	Grants []string
+	// Allow is the session's egress allowlist (egress.Policy.Allow): a host on it
+	// is an allowlisted destination for the risk function.
+	Allow []string
+}
+
+// NewPermissions returns a fresh Permissions for one session in an environment of the
+// built-in kind (a copy-on-write workspace in a namespace sandbox), with the
+// approvals file's upfront capabilities (sensitive:read, which is refused rather
+// than asked) and Grants given.
+func NewPermissions(c PermissionConfig) (*Permissions, error) {
+	g := &Permissions{Policy: c.Policy, Grants: grant.NewSet(grant.Options{}), Sandbox: policy.SandboxNamespace, Overlay: true}
+	for _, a := range c.Allow {
+		p, err := egress.ParseAllow(a)
+		if err != nil {
+			return nil, err
+		}
+		g.Allowlist = append(g.Allowlist, p...)
+	}
+	if c.Approvals != nil {
+		g.Approver = ApprovalsFile{c.Approvals}
+		for _, cp := range c.Approvals.Upfront() {
+			if _, err := g.Grants.Give(cp, "approvals", ""); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, cp := range c.Grants {
+		if _, err := g.Grants.Give(cp, "operator", ""); err != nil {
+			return nil, fmt.Errorf("--grant: %w", err)
+		}
+	}
+	return g, nil
+}
+
+func (g *Permissions) init() {
+	g.once.Do(func() {
+		if g.Policy == nil {
+			g.Policy = policy.Default()
+		}
+		if g.Grants == nil {
+			g.Grants = grant.NewSet(grant.Options{})
+		}
+		if g.Taint == nil {
+			g.Taint = &taint.State{}
+		}
+		g.pending = map[string]observed{}
+	})
+}
+
+// Decide implements tool.Gate.
+func (g *Permissions) Decide(_ context.Context, c tool.Call, a policy.Action) policy.Verdict {
+	g.init()
+	return g.Policy.Decide(a, policy.Context{Call: c.ID, Grants: g.Grants, Taint: g.Taint.Labels(), Sandbox: g.Sandbox,
+		Overlay: g.Overlay, Allowlist: g.Allowlist, Intent: g.Intent})
+}
+
+// Observe implements tool.Gate: it spends the call's one-time grants and taints
+// the session with what the result holds (what the model will read: text and
+// data), marked with the result's source.
+func (g *Permissions) Observe(c tool.Call, _ policy.Action, v policy.Verdict, e tool.Envelope) {
+	g.init()
+	g.Grants.Spend(v.Grants())
+	src := provenance.Legacy(e.Source).String()
+	if src == "" {
+		src = c.Tool
+	}
+	labels := g.Taint.Observe(taint.Observation{Call: c.ID, Source: src, Content: e.Text + "\n" + string(e.Data),
+		Sensitive: v.Sensitive != "", Class: v.Sensitive})
+	flags := injection.Detect(e.Text)
+	if len(labels) == 0 && len(flags) == 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	o := g.pending[c.ID]
+	o.labels, o.flags, o.source = append(o.labels, labels...), append(o.flags, flags...), src
+	g.pending[c.ID] = o
+}
+
+// take returns and forgets what the results of a call brought.
+func (g *Permissions) take(call string) observed {
+	g.init()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	o := g.pending[call]
+	delete(g.pending, call)
+	return o
+}
+
+func (g *Permissions) nextRequest() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.reqs++
+	return "req_" + strconv.Itoa(g.reqs)
+}
+
+// Approver answers approval requests: a person at a terminal, the API's
+// `agentbox sessions approve|deny`, an MCP elicitation, an approvals file.
+type Approver interface {
+	// Approve answers one request. ErrUnanswered (or any error) leaves it
+	// unanswered: the session stops with policy_stop naming the request.
+	Approve(ctx context.Context, r grant.Request) (grant.Answer, error)
+}
+
+// ErrUnanswered is an approver's "nobody answered this request".
+var ErrUnanswered = errors.New("no one answered the request")
+
+// ApprovalsFile answers requests from an approvals file (grant.ParseApprovals),
+// for runs without a person: an unanswered request stops the session, or with
+// `unanswered: deny` is refused.
+type ApprovalsFile struct{ Approvals *grant.Approvals }
+
+// Approve implements Approver.
+func (f ApprovalsFile) Approve(_ context.Context, r grant.Request) (grant.Answer, error) {
+	if f.Approvals == nil {
+		return grant.Answer{}, ErrUnanswered
+	}
+	if ans, ok := f.Approvals.Answer(r); ok {
+		return ans, nil
+	}
+	if f.Approvals.Unanswered == grant.Refuse {
+		ans := grant.Answer{Request: r.ID, By: "approvals"}
+		for range r.Items {
+			ans.Decisions = append(ans.Decisions, policy.Deny)
+		}
+		return ans, nil
+	}
+	return grant.Answer{}, ErrUnanswered
+}
