@@ -69,7 +69,8 @@ Every tool call is decided by the permission policy (--permissions, default the
 built-in one: agentbox policy default): allowed, asked, or refused. Asks are
 answered by --approvals FILE, else at the terminal when stdin is one; with
 neither, or an entry missing, the session stops with policy_stop naming the
-request. --grant gives capabilities from the start;
+request (an approvals file saying unanswered: deny refuses it and goes on, as
+agentbox eval does by default). --grant gives capabilities from the start;
 --allow-net HOST offers the http.fetch tool, through an egress proxy that
 reaches only those hosts.
 

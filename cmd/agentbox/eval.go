@@ -63,9 +63,11 @@ infra_error, run again). Ctrl-C stops it, destroying every environment. A host
 that cannot start a sandbox fails at once, before anything is written.
 
 Every tool call of every attempt is decided by the permission policy, as in
-agentbox agent (--permissions, --approvals, --grant, --allow-net): nobody is at a
-terminal, so an ask the approvals file does not answer stops the attempt with
-policy_stop (unanswered: deny in the file refuses the call and goes on instead).
+agentbox agent (--permissions, --approvals, --grant, --allow-net). Nobody is at a
+terminal, so an ask the approvals file does not answer (or every ask, without
+one) is refused: the model gets EPERM with the reason and the attempt goes on,
+as with a person who said no. An approvals file saying unanswered: stop ends
+the attempt with policy_stop instead.
 
 Exit status: 0 when every attempt ran (resolved or not), 1 when an attempt hit an
 infrastructure error, 125 when eval could not run, 130 when interrupted.`,

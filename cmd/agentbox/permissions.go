@@ -34,7 +34,7 @@ type permissionOptions struct {
 
 func (p *permissionOptions) flags(f *pflag.FlagSet) {
 	f.StringVar(&p.policyFile, "permissions", "", "permission policy file (YAML or JSON; default the built-in policy: agentbox policy default)")
-	f.StringVar(&p.approvalsFile, "approvals", "", "approvals file answering approval requests for a run without a person (an unanswered request stops the session with policy_stop)")
+	f.StringVar(&p.approvalsFile, "approvals", "", "approvals file answering approval requests for a run without a person (what it leaves unanswered does: see --help)")
 	f.StringArrayVar(&p.grants, "grant", nil, "capability granted for the session from its start (repeatable): write:src/**, exec:go test **, sensitive:read:.env, network:HOST")
 	f.StringArrayVar(&p.mcp, "mcp", nil, "mount the tools of an external MCP server, started on the host as COMMAND with stdio (repeatable NAME=COMMAND); only tools pinned in --pins are mounted")
 	f.StringVar(&p.pinsFile, "pins", "", "the pins of MCP tools (agentbox policy pin writes it)")

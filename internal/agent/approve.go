@@ -79,13 +79,16 @@ func (l *loop) call(ctx context.Context, step int, c tool.Call) (tool.Outcome, *
 			l.log.Emit(trace.ApprovalResolved, step, c.ID, res)
 			for i, d := range a.Decisions {
 				if d != policy.Allow || err != nil {
-					denied = append(denied, r.Items[i].Need.String())
+					by := a.By
+					if by == "" {
+						by = "the approver"
+					}
+					denied = append(denied, fmt.Sprintf("%s, refused by %s (%s)", r.Items[i].Need, by, r.Items[i].Why))
 				}
 			}
 		}
 		if len(denied) > 0 {
-			return refused(tool.Errorf(tool.EPERM, false, tool.ActStop, "refused by %s: %s", "the approver",
-				strings.Join(denied, ", "))), nil
+			return refused(tool.Errorf(tool.EPERM, false, tool.ActStop, "%s", strings.Join(denied, "; "))), nil
 		}
 	}
 }

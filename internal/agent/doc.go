@@ -22,7 +22,9 @@
 // tenant check). When the verdict is ask, the loop groups the asks into approval
 // requests, asks the Approver (a person at the terminal, an approvals file for
 // runs without one), records the grants and makes the same call again; a request
-// nobody answers ends the session with policy_stop, never a silent allow. Mount mounts only the MCP tools whose definitions match their pins.
+// nobody answers ends the session with policy_stop, or, where the run says so
+// (eval: nobody is there), is refused and the session goes on, never a silent
+// allow. Mount mounts only the MCP tools whose definitions match their pins.
 //
 // Policies: Scripted (seed 002's deterministic modes good, loop and escape, and
 // seed 004's combined attack, exfil), Sequence (a fixed list of actions), and

@@ -115,7 +115,7 @@ func approvalsPermissions(t *testing.T, file string) *Permissions {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &Permissions{Approver: ApprovalsFile{a}, Grants: grant.NewSet(grant.Options{})}
+	g := &Permissions{Approver: ApprovalsFile{Approvals: a}, Grants: grant.NewSet(grant.Options{})}
 	for _, c := range a.Upfront() {
 		if _, err := g.Grants.Give(c, "approvals", ""); err != nil {
 			t.Fatal(err)

@@ -53,7 +53,12 @@ type observed struct {
 // before the session starts. Each session gets a Permissions of its own (NewPermissions).
 type PermissionConfig struct {
 	Policy    *policy.Policy   // nil: policy.Default()
-	Approvals *grant.Approvals // nil: nobody answers; an ask stops the session
+	Approvals *grant.Approvals // nil: nobody answers
+	// Unanswered is what an ask neither the approvals file nor a person answers
+	// does, unless the file says: grant.Stop ("", agent's default) ends the
+	// session with policy_stop; grant.Refuse (eval's default, nobody is there)
+	// refuses the call with EPERM and its reason, and the session goes on.
+	Unanswered grant.Unanswered
 	// Grants are capabilities given at the start (`--grant CAP`).
 	Grants []string
 	// Allow is the session's egress allowlist (egress.Policy.Allow): a host on it
@@ -74,8 +79,10 @@ func NewPermissions(c PermissionConfig) (*Permissions, error) {
 		}
 		g.Allowlist = append(g.Allowlist, p...)
 	}
+	if c.Approvals != nil || c.Unanswered == grant.Refuse {
+		g.Approver = ApprovalsFile{Approvals: c.Approvals, Unanswered: c.Unanswered}
+	}
 	if c.Approvals != nil {
-		g.Approver = ApprovalsFile{c.Approvals}
 		for _, cp := range c.Approvals.Upfront() {
 			if _, err := g.Grants.Give(cp, "approvals", ""); err != nil {
 				return nil, err
@@ -164,24 +171,31 @@ type Approver interface {
 var ErrUnanswered = errors.New("no one answered the request")
 
 // ApprovalsFile answers requests from an approvals file (grant.ParseApprovals),
-// for runs without a person: an unanswered request stops the session, or with
-// `unanswered: deny` is refused.
-type ApprovalsFile struct{ Approvals *grant.Approvals }
+// for runs without a person. A request no entry answers is refused if the
+// file's unanswered: says deny, else stops the session if it says stop; a file
+// that says neither (or no file) does what Unanswered says, stop by default.
+type ApprovalsFile struct {
+	Approvals  *grant.Approvals // nil: no entries
+	Unanswered grant.Unanswered // the run's default: grant.Stop ("") or grant.Refuse
+}
 
 // Approve implements Approver.
 func (f ApprovalsFile) Approve(_ context.Context, r grant.Request) (grant.Answer, error) {
-	if f.Approvals == nil {
+	u, by := f.Unanswered, "unanswered: deny (the run's default)"
+	if f.Approvals != nil {
+		if ans, ok := f.Approvals.Answer(r); ok {
+			return ans, nil
+		}
+		if f.Approvals.Unanswered != "" {
+			u, by = f.Approvals.Unanswered, "approvals"
+		}
+	}
+	if u != grant.Refuse {
 		return grant.Answer{}, ErrUnanswered
 	}
-	if ans, ok := f.Approvals.Answer(r); ok {
-		return ans, nil
+	ans := grant.Answer{Request: r.ID, By: by}
+	for range r.Items {
+		ans.Decisions = append(ans.Decisions, policy.Deny)
 	}
-	if f.Approvals.Unanswered == grant.Refuse {
-		ans := grant.Answer{Request: r.ID, By: "approvals"}
-		for range r.Items {
-			ans.Decisions = append(ans.Decisions, policy.Deny)
-		}
-		return ans, nil
-	}
-	return grant.Answer{}, ErrUnanswered
+	return ans, nil
 }

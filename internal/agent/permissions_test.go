@@ -77,3 +77,57 @@ func TestNoApproverStops(t *testing.T) {
 		t.Fatalf("%s: %s (writes %d)", res.StopReason, res.Detail, w.calls["fs.write"])
 	}
 }
+
+// TestUnansweredDenyGoesOn: with Unanswered grant.Refuse (eval's default: nobody
+// is there) an ask nobody answers is refused: the handler does not run, the
+// model gets EPERM naming the need and why, the refusal is recorded, and the
+// session goes on to its next call instead of stopping with policy_stop. An
+// approvals file's own unanswered: stop still stops it.
+func TestUnansweredDenyGoesOn(t *testing.T) {
+	b, _ := json.Marshal(map[string]string{"path": ".git/config", "content": "[core]\n\tfsmonitor = evil\n"})
+	seq := func() Policy {
+		return &Sequence{Decisions: []Decision{{Tool: "fs.write", Args: b}, {Tool: "fs.read", Args: json.RawMessage(`{"path":"NOTES.md"}`)}}}
+	}
+	g, err := NewPermissions(PermissionConfig{Unanswered: grant.Refuse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w := guarded(t, g)
+	w.files[".git/config"] = "[core]\n"
+	w.files["NOTES.md"] = "notes\n"
+	res, evs, _ := session(t, Options{Policy: seq(), Tools: r, Permissions: g})
+	// The session ends when the sequence does, after the read that followed.
+	if res.Detail != "the sequence is over" || w.calls["fs.read"] != 1 || w.calls["fs.write"] != 0 ||
+		w.files[".git/config"] != "[core]\n" {
+		t.Fatalf("%s: %s (reads %d, writes %d)", res.StopReason, res.Detail, w.calls["fs.read"], w.calls["fs.write"])
+	}
+	var f trace.ToolFinish
+	for _, e := range ofType(evs, trace.ToolExecutionFinished) {
+		if e.CallID == "call_1" {
+			json.Unmarshal(e.Data, &f)
+		}
+	}
+	if f.Result.OK || f.Result.Error == nil || f.Result.Error.Code != tool.EPERM ||
+		!strings.Contains(f.Result.Error.Message, ".git/config") || !strings.Contains(f.Result.Error.Message, "unanswered: deny") {
+		t.Fatalf("the model saw %+v", f.Result)
+	}
+	res2 := ofType(evs, trace.ApprovalResolved)
+	if len(res2) != 1 || !strings.Contains(string(res2[0].Data), `"deny"`) {
+		t.Fatalf("ApprovalResolved: %+v", res2)
+	}
+
+	a, err := grant.ParseApprovals([]byte("version: 1\nunanswered: stop\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err = NewPermissions(PermissionConfig{Approvals: a, Unanswered: grant.Refuse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w = guarded(t, g)
+	w.files["NOTES.md"] = "notes\n"
+	res, _, _ = session(t, Options{Policy: seq(), Tools: r, Permissions: g})
+	if res.StopReason != StopPolicy || !strings.Contains(res.Detail, "unanswered") || w.calls["fs.read"] != 0 {
+		t.Fatalf("unanswered: stop in the file: %s: %s", res.StopReason, res.Detail)
+	}
+}

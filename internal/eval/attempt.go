@@ -16,6 +16,7 @@ import (
 	"github.com/agentbox/agentbox/internal/eval/report"
 	"github.com/agentbox/agentbox/internal/gocache"
 	"github.com/agentbox/agentbox/internal/grade"
+	"github.com/agentbox/agentbox/internal/grant"
 	"github.com/agentbox/agentbox/internal/task"
 	"github.com/agentbox/agentbox/internal/tool"
 	"github.com/agentbox/agentbox/internal/trace"
@@ -146,7 +147,11 @@ func (o *Options) runAgent(ctx context.Context, run string, t *task.Task, dir, g
 	}
 	var perms *agent.Permissions
 	if o.Permissions != nil {
-		if perms, err = agent.NewPermissions(*o.Permissions); err != nil {
+		pc := *o.Permissions
+		if pc.Unanswered == "" {
+			pc.Unanswered = grant.Refuse // nobody is there to ask: refuse and go on
+		}
+		if perms, err = agent.NewPermissions(pc); err != nil {
 			return nil, err
 		}
 	}

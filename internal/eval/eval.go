@@ -53,8 +53,10 @@ type Options struct {
 	// plus five minutes.
 	Limits agent.Limits
 	// Permissions, if set, give every attempt's session a permission layer of its
-	// own (agent.NewPermissions): its policy, approvals file and grants. Egress, if
-	// set, offers http.fetch through a proxy with that configuration.
+	// own (agent.NewPermissions): its policy, approvals file and grants. Nobody is
+	// there to ask, so an ask nothing answers is refused and the attempt goes on
+	// unless Unanswered (or the approvals file) says grant.Stop. Egress, if set,
+	// offers http.fetch through a proxy with that configuration.
 	Permissions *agent.PermissionConfig
 	Egress      *egress.Config
 	// Grade tunes grading. LogFile is set per attempt; GoCache is set from

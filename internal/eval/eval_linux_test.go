@@ -147,3 +147,44 @@ func TestResumeRules(t *testing.T) {
 		t.Errorf("cancelled run: %v, %+v", err, r)
 	}
 }
+
+// TestUnansweredAskGoesOn: an attempt's session has the permission layer, and
+// nobody is there to ask, so the built-in policy's ask about `rm -rf
+// __pycache__` is refused (EPERM to the model, recorded as a denial) and the
+// attempt goes on to finish, instead of ending with policy_stop. The command did
+// not run: the directory is still in the environment when test.run lists it.
+func TestUnansweredAskGoesOn(t *testing.T) {
+	m, tasks := setup(t)
+	tasks = tasks[:1]
+	pol := func(*task.Task) (agent.Policy, []string, error) {
+		return &agent.Sequence{Decisions: []agent.Decision{
+			call("exec.run", map[string]string{"command": "mkdir -p __pycache__ && rm -rf __pycache__"}),
+			call("fs.write", map[string]string{"path": "tests/test_calc.py", "content": "import unittest\n"}),
+			call("test.run", map[string]string{}),
+			call("task.finish", map[string]string{"summary": "done"}),
+		}}, nil, nil
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	r, err := Run(t.Context(), Options{Service: m, Owner: env.Owner{Tenant: "t"}, Tasks: tasks, Suite: "test",
+		PolicyName: "p", Policy: pol, Out: out, Permissions: &agent.PermissionConfig{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := r.Attempts[0]
+	if a.StopReason != "done" || a.ToolCalls != 4 {
+		t.Fatalf("stop reason %s after %d tool calls (%s); want done after 4", a.StopReason, a.ToolCalls, a.Error)
+	}
+	evs, err := os.ReadFile(filepath.Join(out, a.Dir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var denied, eperm bool
+	for _, line := range strings.Split(string(evs), "\n") {
+		denied = denied || strings.Contains(line, `"ApprovalResolved"`) && strings.Contains(line, `"deny"`)
+		eperm = eperm || strings.Contains(line, `"ToolExecutionFinished"`) && strings.Contains(line, `"EPERM"`) &&
+			strings.Contains(line, "rm -rf")
+	}
+	if !denied || !eperm {
+		t.Fatalf("events: denial recorded %v, EPERM with the command to the model %v", denied, eperm)
+	}
+}

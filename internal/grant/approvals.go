@@ -17,9 +17,11 @@ import (
 //	  - allow: exec:go test **
 //	  - deny: network:*
 //	  - allow: release:secret@collector.example   # once per call, every time
-//	unanswered: stop        # or deny; default stop
+//	unanswered: stop        # or deny; default the run's (agent: stop, eval: deny)
 type Approvals struct {
-	entries    []approval
+	entries []approval
+	// Unanswered is the file's unanswered: field; "" when it has none, leaving
+	// the choice to the run.
 	Unanswered Unanswered
 }
 
@@ -58,9 +60,11 @@ func ParseApprovals(b []byte) (*Approvals, error) {
 	case f.Version != 1:
 		return nil, fmt.Errorf("approvals: version %d is not one this agentbox reads (it reads 1)", f.Version)
 	}
-	a := &Approvals{Unanswered: Stop}
+	a := &Approvals{}
 	switch f.Unanswered {
-	case "", "stop":
+	case "":
+	case "stop":
+		a.Unanswered = Stop
 	case "deny":
 		a.Unanswered = Refuse
 	default:

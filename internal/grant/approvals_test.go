@@ -38,8 +38,8 @@ approvals:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Unanswered != Stop {
-		t.Fatalf("unanswered defaults to %q", a.Unanswered)
+	if a.Unanswered != "" {
+		t.Fatalf("a file without unanswered: says %q; want \"\" (the run's default)", a.Unanswered)
 	}
 	for _, c := range []struct {
 		name string

@@ -75,8 +75,9 @@
 // the session with what the result holds. The agent loop turns an ask into
 // grant.Requests, asks its Approver (agent.ApprovalsFile for `--approvals`),
 // records the answers and calls again under the same call id; an unanswered
-// request ends the session with policy_stop. agent.RunSession wires it for
-// agent and eval alike. Package trace records CallDecided
+// request ends the session with policy_stop, or is refused where the run says
+// (eval: PermissionConfig.Unanswered grant.Refuse). agent.RunSession wires it
+// for agent and eval alike. Package trace records CallDecided
 // (the Verdict with every need's Risk), ApprovalRequested, ApprovalResolved,
 // TaintAdded and InjectionFlagged in a hash-chained log. agent.Mount registers
 // only the tools of an external MCP server (agent.ConnectMCP, `agent --mcp`)
