@@ -28,6 +28,14 @@ type CreateRequest struct {
 	IdleSeconds float64           `json:"idle_timeout_seconds,omitempty" jsonschema:"seconds without a request after which the environment is destroyed (0: server default)"`
 	Labels      map[string]string `json:"labels,omitempty" jsonschema:"labels to find the environment by"`
 	Task        string            `json:"task,omitempty" jsonschema:"task identity recorded in the owner, unless the token fixes one"`
+	Mounts      []Mount           `json:"mounts,omitempty" jsonschema:"host directories shown at paths outside /workspace; each source must lie under a root the server allows for the tenant (mount_roots)"`
+}
+
+// Mount shows a host directory inside an environment.
+type Mount struct {
+	Source string `json:"source,omitempty" jsonschema:"absolute host directory, reached through no symlink (never shown back)"`
+	Target string `json:"target" jsonschema:"absolute path in the environment, outside /workspace, /tmp, /proc, /dev, /sys, /etc and the system directories"`
+	Mode   string `json:"mode,omitempty" jsonschema:"ro (default), rw (writes reach the host) or cow (writes go to a private layer that ends with the environment)"`
 }
 
 // Environment describes an environment.
@@ -37,6 +45,7 @@ type Environment struct {
 	Labels    map[string]string `json:"labels,omitempty"`
 	Limits    Limits            `json:"limits"`
 	Template  string            `json:"template,omitempty"`
+	Mounts    []Mount           `json:"mounts,omitempty"`
 	CreatedAt time.Time         `json:"created_at"`
 	ExpiresAt *time.Time        `json:"expires_at,omitempty"`
 	LastUsed  time.Time         `json:"last_used"`

@@ -13,10 +13,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentbox/agentbox/internal/runner"
+	"github.com/agentbox/agentbox/internal/sandbox"
 )
 
 type runOptions struct {
 	spec      runner.Spec
+	mounts    []string
 	stdin     string
 	isolation string
 	json      bool
@@ -101,6 +103,7 @@ this run and trusted inside).`,
 	f.BoolVar(&o.json, "json", false, "print one JSON object describing the run instead of streaming output")
 	f.BoolVar(&o.spec.Sandbox.WriteWorkspace, "write", false, "bind the workspace read-write instead of copy-on-write (namespace isolation)")
 	f.StringVar(&o.spec.Sandbox.RootFS, "rootfs", "", "system tree to use instead of the host's /usr, /bin, /lib (namespace isolation)")
+	f.StringArrayVar(&o.mounts, "mount", nil, "HOST:PATH[:MODE] shows the host directory HOST at PATH (outside /workspace, /tmp and the system directories); MODE ro (default), rw (writes reach HOST) or cow (writes go to a private layer that ends with the run); repeatable (namespace isolation)")
 	f.StringVar(&o.spec.Sandbox.DiffOut, "diff-out", "", "write the workspace changes as a unified diff to this file; what it cannot carry is named on '# agentbox:' lines (namespace isolation)")
 	f.Var(sizeValue{&o.spec.Sandbox.TmpSize}, "tmp-size", "size of the sandbox's /tmp (namespace isolation; default 256M)")
 	f.Var(sizeValue{&o.spec.Sandbox.WorkspaceSize}, "workspace-size", "how much the command may write to the copy-on-write workspace, held in memory (namespace isolation, as root; default 1G)")
@@ -119,6 +122,13 @@ func (o *runOptions) validate() error {
 	var err error
 	if o.spec.Sandbox.Network, err = o.net.policy(os.Getenv); err != nil {
 		return err
+	}
+	for _, s := range o.mounts {
+		m, err := sandbox.ParseMount(s)
+		if err != nil {
+			return err
+		}
+		o.spec.Sandbox.Mounts = append(o.spec.Sandbox.Mounts, m)
 	}
 	return o.spec.Validate()
 }

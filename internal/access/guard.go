@@ -100,6 +100,11 @@ func (g *Guard) Create(ctx context.Context, o env.CreateOptions) (env.Info, erro
 			return env.Info{}, err
 		}
 	}
+	for i, m := range o.Mounts {
+		if o.Mounts[i].Source, err = allowedMount(m.Source, owner.Tenant, tenant.MountRoots); err != nil {
+			return env.Info{}, err
+		}
+	}
 	if max := int64(g.cfg.Limits.MaxMemory); max > 0 && o.Limits.Memory > max {
 		return env.Info{}, fmt.Errorf("%w: memory limit %d exceeds the server's maximum of %d bytes", env.ErrInvalid, o.Limits.Memory, max)
 	}
@@ -143,6 +148,22 @@ func (g *Guard) Create(ctx context.Context, o env.CreateOptions) (env.Info, erro
 		}
 	}
 	return g.svc.Create(ctx, o)
+}
+
+// allowedMount checks that a mount's source lies under one of the tenant's
+// mount_roots. The source must be a clean absolute path that names its directory
+// through no symlink (the sandbox refuses one with a symlink on the way), so the
+// check is on the path as given.
+func allowedMount(src, tenant string, roots []string) (string, error) {
+	if !filepath.IsAbs(src) || filepath.Clean(src) != src {
+		return "", fmt.Errorf("%w: mount source %q: give a clean absolute path", env.ErrInvalid, src)
+	}
+	for _, r := range roots {
+		if src == r || strings.HasPrefix(src, r+"/") {
+			return src, nil
+		}
+	}
+	return "", fmt.Errorf("%w: mount source %q is not under a directory this tenant may mount (config: tenants.%s.mount_roots)", ErrForbidden, src, tenant)
 }
 
 // allowedWorkspace resolves dir (following symlinks, so a link cannot lead out of a

@@ -131,7 +131,10 @@ type Tenant struct {
 	// WorkspaceRoots are the host directories under which this tenant may name a
 	// workspace to create an environment from. Empty: templates only.
 	WorkspaceRoots []string `yaml:"workspace_roots"`
-	Rate           Rate     `yaml:"rate"`
+	// MountRoots are the host directories under which this tenant may name a
+	// mount's source (CreateRequest.mounts). Empty: no mounts.
+	MountRoots []string `yaml:"mount_roots"`
+	Rate       Rate     `yaml:"rate"`
 	// Network bounds what this tenant's environments may reach (egress.Policy's
 	// Within): the hosts, private prefixes and pins they ask for must fall inside
 	// it. Nil: no network at all.
@@ -307,6 +310,12 @@ func (c *Config) finish(dir string) error {
 			if err := n.Policy().Validate(); err != nil {
 				return bad("tenant %q: network: %v", name, err)
 			}
+		}
+		for i, r := range t.MountRoots {
+			if !filepath.IsAbs(r) {
+				return bad("tenant %q: mount root %q must be absolute", name, r)
+			}
+			t.MountRoots[i] = filepath.Clean(r)
 		}
 		if t.Quota.Environments < 0 || t.Quota.Memory < 0 || t.Quota.ArtifactBytes < 0 || t.Quota.Artifacts < 0 ||
 			t.Rate.PerSecond < 0 || t.Rate.Burst < 0 {

@@ -122,6 +122,12 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 		n := *o.Network
 		e.info.Network = &n
 	}
+	var mounts []sandbox.Mount
+	for _, mt := range o.Mounts {
+		mounts = append(mounts, mt.sandbox())
+		// Info never shows a host path: the targets and modes only.
+		e.info.Mounts = append(e.info.Mounts, Mount{Target: mt.Target, Mode: mt.Mode})
+	}
 	ttl, idle := o.TTL, o.Idle
 	if ttl == 0 {
 		ttl = m.cfg.DefaultTTL
@@ -140,6 +146,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 	cfg := sandbox.Config{
 		Persistent:    true,
 		Workspace:     lower,
+		Mounts:        mounts,
 		WorkspaceSize: lim.WorkspaceSize,
 		Memory:        lim.Memory,
 		Pids:          lim.Pids,
@@ -235,10 +242,22 @@ func validate(o *CreateOptions) error {
 			return bad("label %q: keys of 1 to %d bytes, values of at most %d", k, maxLabelKey, maxLabelValue)
 		}
 	}
+	for i, mt := range o.Mounts {
+		if mt.Mode == "" {
+			o.Mounts[i].Mode = MountReadOnly
+		}
+		if err := sandbox.CheckMount(mt.sandbox()); err != nil {
+			return bad("%v", err)
+		}
+	}
 	if o.Network != nil {
 		return o.Network.check()
 	}
 	return nil
+}
+
+func (mt Mount) sandbox() sandbox.Mount {
+	return sandbox.Mount{Source: mt.Source, Target: mt.Target, Mode: sandbox.MountMode(mt.Mode)}
 }
 
 // lowerOf resolves the environment's lower layer.

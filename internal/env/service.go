@@ -57,15 +57,45 @@ type Limits struct {
 
 // CreateOptions describe a new environment. Exactly one of Workspace and Template is set.
 type CreateOptions struct {
-	Owner     Owner             `json:"owner"`
-	Workspace string            `json:"workspace,omitempty"` // host directory (read-only lower layer)
-	Template  string            `json:"template,omitempty"`  // name of a registered template
-	Limits    Limits            `json:"limits"`
-	Network   *Network          `json:"network,omitempty"` // nil: no network but the sandbox's own loopback
-	TTL       time.Duration     `json:"ttl,omitempty"`
-	Idle      time.Duration     `json:"idle_timeout,omitempty"`
-	Labels    map[string]string `json:"labels,omitempty"`
+	Owner     Owner    `json:"owner"`
+	Workspace string   `json:"workspace,omitempty"` // host directory (read-only lower layer)
+	Template  string   `json:"template,omitempty"`  // name of a registered template
+	Limits    Limits   `json:"limits"`
+	Network   *Network `json:"network,omitempty"` // nil: no network but the sandbox's own loopback
+	// Mounts are host directories shown at paths outside /workspace (see Mount).
+	Mounts []Mount           `json:"mounts,omitempty"`
+	TTL    time.Duration     `json:"ttl,omitempty"`
+	Idle   time.Duration     `json:"idle_timeout,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
 }
+
+// Mount shows a host directory inside an environment.
+type Mount struct {
+	// Source is an absolute host directory: no "..", no symlink anywhere in it.
+	Source string `json:"source,omitempty"`
+	// Target is where it appears: an absolute clean path outside /workspace, /tmp,
+	// /proc, /dev, /sys and the system directories (/usr, /etc, ...), e.g.
+	// /opt/cache.
+	Target string `json:"target"`
+	// Mode is MountReadOnly (the default), MountReadWrite or MountCopyOnWrite.
+	Mode MountMode `json:"mode,omitempty"`
+}
+
+// MountMode says what an environment may do to a mounted directory.
+type MountMode string
+
+const (
+	// MountReadOnly: reads only; writes fail with EROFS.
+	MountReadOnly MountMode = "ro"
+	// MountReadWrite: writes reach the host directory, as its owner (as root the
+	// mount is idmapped so that its owner appears as the sandbox user).
+	MountReadWrite MountMode = "rw"
+	// MountCopyOnWrite: the host directory is the read-only lower layer of an
+	// overlay whose private upper layer takes every write and ends with the
+	// environment, as /workspace does: for caches that every environment starts
+	// from and none may change for the others.
+	MountCopyOnWrite MountMode = "cow"
+)
 
 // Info describes an environment.
 type Info struct {
@@ -74,6 +104,7 @@ type Info struct {
 	Labels    map[string]string `json:"labels,omitempty"`
 	Limits    Limits            `json:"limits"`
 	Template  string            `json:"template,omitempty"`
+	Mounts    []Mount           `json:"mounts,omitempty"` // targets and modes; no host path
 	CreatedAt time.Time         `json:"created_at"`
 	ExpiresAt time.Time         `json:"expires_at,omitempty"`
 	LastUsed  time.Time         `json:"last_used"`

@@ -61,6 +61,7 @@ func startNamespace(s Spec, io stdio, _ *Result) (_ child, err error) {
 		WorkspaceWrite: s.Sandbox.WriteWorkspace,
 		WorkspaceSize:  s.Sandbox.WorkspaceSize,
 		RootFS:         s.Sandbox.RootFS,
+		Mounts:         s.Sandbox.Mounts,
 		TmpSize:        s.Sandbox.TmpSize,
 		Memory:         s.Limits.Memory,
 		Pids:           s.Limits.Pids,

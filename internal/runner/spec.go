@@ -124,6 +124,8 @@ type SandboxOptions struct {
 	// under the secret's name; Result.Network records every connection. Nil: no
 	// network but the sandbox's own loopback.
 	Network *egress.Policy
+	// Mounts are host directories shown at other paths (see sandbox.Mount).
+	Mounts []sandbox.Mount
 }
 
 // DefaultPath is the PATH a command gets unless Env sets one.
@@ -221,12 +223,17 @@ func (s *Spec) Validate() error {
 		return invalid("isolation %q: use process or namespace", s.Isolation)
 	}
 	if s.Isolation == IsolationProcess {
-		if s.Sandbox.WriteWorkspace || s.Sandbox.RootFS != "" || s.Sandbox.DiffOut != "" || s.Sandbox.WorkspaceSize != 0 || l.CPUs != 0 {
-			return invalid("--write, --rootfs, --diff-out, --workspace-size and --cpus need --isolation namespace")
+		if s.Sandbox.WriteWorkspace || s.Sandbox.RootFS != "" || s.Sandbox.DiffOut != "" || s.Sandbox.WorkspaceSize != 0 || l.CPUs != 0 || len(s.Sandbox.Mounts) > 0 {
+			return invalid("--write, --rootfs, --diff-out, --workspace-size, --mount and --cpus need --isolation namespace")
 		}
 		if s.Sandbox.Network != nil {
 			// A process shares the host's network: a proxy would be advice.
 			return invalid("--allow-host needs --isolation namespace: only a sandbox's network namespace makes the proxy its one way out")
+		}
+	}
+	for _, m := range s.Sandbox.Mounts {
+		if err := sandbox.CheckMount(m); err != nil {
+			return invalid("%v", err)
 		}
 	}
 	if n := s.Sandbox.Network; n != nil {

@@ -57,6 +57,9 @@ type Config struct {
 	// used instead of the host's own.
 	RootFS string
 
+	// Mounts are host directories shown at paths outside /workspace (see Mount).
+	Mounts []Mount
+
 	// TmpSize and ShmSize are the sizes of /tmp and /dev/shm in bytes.
 	TmpSize int64
 	ShmSize int64
@@ -120,6 +123,39 @@ func NetworkEnv(env []string, port uint16) []string {
 	}
 	return append(out, add...)
 }
+
+// Mount shows a host directory inside the sandbox. Start checks it (CheckMount)
+// and opens the source without following any symlink; as root the directory
+// reaches the sandbox as a detached mount tree, like the workspace, so the sandbox
+// never resolves a host path.
+type Mount struct {
+	// Source is an absolute host directory; no component of it may be a symlink.
+	Source string
+	// Target is where it appears: absolute and clean, outside /workspace, /tmp,
+	// /proc, /dev, /sys, /etc and the system directories, and not above any of them.
+	Target string
+	// Mode: MountReadOnly (when empty), MountReadWrite or MountCopyOnWrite.
+	Mode MountMode
+	// Size bounds what a copy-on-write mount's private layer holds, in bytes
+	// (default WorkspaceSize); it is a tmpfs charged to the memory cgroup.
+	Size int64
+}
+
+// MountMode says what the sandbox may do to a mounted directory.
+type MountMode string
+
+const (
+	// MountReadOnly: read-only, nosuid, nodev; writes fail with EROFS.
+	MountReadOnly MountMode = "ro"
+	// MountReadWrite: writes reach the host directory. As root the mount is
+	// idmapped so that the directory's owner appears as the sandbox user, and the
+	// sandbox writes as that owner, as with --write.
+	MountReadWrite MountMode = "rw"
+	// MountCopyOnWrite: the host directory is the lower layer of an overlay whose
+	// upper layer is a private tmpfs: the sandbox reads and writes it, and nothing
+	// it writes outlives it or reaches the host.
+	MountCopyOnWrite MountMode = "cow"
+)
 
 // Rlimits are the command's resource limits. A zero Rlimit leaves the limit as the
 // init inherited it. RLIMIT_CORE is always 0.

@@ -45,15 +45,22 @@ func requireMechanisms() error {
 var devRW = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
 // ruleset is the sandbox's Landlock policy, as the init sees the new root: read and
-// execute everywhere, write only in /workspace, /tmp, /dev/shm and the device nodes;
-// signals and abstract unix sockets confined to the sandbox. TCP is not Landlock's:
-// the sandbox's network namespace has only its own loopback, where test suites
-// start their servers, and no route to anything else, the host's loopback included
-// (Landlock could only name ports, not addresses).
-func ruleset() landlock.Ruleset {
+// execute everywhere, write only in /workspace, /tmp, /dev/shm, the device nodes and
+// the targets of read-write and copy-on-write mounts; signals and abstract unix
+// sockets confined to the sandbox. TCP is not Landlock's: the sandbox's network
+// namespace has only its own loopback, where test suites start their servers, and
+// no route to anything else, the host's loopback included (Landlock could only
+// name ports, not addresses).
+func ruleset(cfg *Config) landlock.Ruleset {
+	rw := []string{"/workspace", "/tmp", "/dev/shm"}
+	for _, m := range cfg.Mounts {
+		if m.Mode == MountReadWrite || m.Mode == MountCopyOnWrite {
+			rw = append(rw, m.Target)
+		}
+	}
 	return landlock.Ruleset{
 		ReadExec:          []string{"/"},
-		ReadWrite:         []string{"/workspace", "/tmp", "/dev/shm"},
+		ReadWrite:         rw,
 		ReadWriteFiles:    devRW,
 		AllowAllTCP:       true,
 		ScopeSignals:      true,

@@ -130,7 +130,7 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 		TmpSize:    cfg.TmpSize,
 		ShmSize:    cfg.ShmSize,
 		Rlimits:    cfg.Rlimits.spec(),
-		Landlock:   ruleset(),
+		Landlock:   ruleset(&cfg),
 	}
 	program := filter
 	if cfg.WorkspaceWrite {
@@ -149,6 +149,9 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 		if s.egress, spec.Network, err = newEgress(cfg.Network, add); err != nil {
 			return nil, err
 		}
+	}
+	if spec.Mounts, err = s.prepareMounts(add); err != nil {
+		return nil, err
 	}
 	s.mark("prepare")
 

@@ -61,14 +61,20 @@ func idmapUserns(dir string, id *identity) (*os.File, error) {
 	if !ok {
 		return nil, fmt.Errorf("stat %s: no owner", dir)
 	}
+	return idmapOwner(int(st.Uid), int(st.Gid), id)
+}
+
+// idmapOwner returns a user namespace that maps uid and gid to the sandbox's host
+// ids (see idmapUserns).
+func idmapOwner(uid, gid int, id *identity) (*os.File, error) {
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{nsinit.Argv0Hold}
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  syscall.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: int(st.Uid), HostID: id.uid, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: int(st.Gid), HostID: id.gid, Size: 1}},
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: id.uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: id.gid, Size: 1}},
 		Pdeathsig:   syscall.SIGKILL,
 	}
 	// Its stdin is a pipe that nobody writes: it blocks until it is killed.

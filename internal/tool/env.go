@@ -47,6 +47,8 @@ type EnvOptions struct {
 	// Network, when set, is what the environment may reach (env.CreateOptions);
 	// nil: no network.
 	Network *env.Network
+	// Mounts are host directories shown outside /workspace (shared caches).
+	Mounts []env.Mount
 	// Tools configure the built-in tools; Service, Owner and EnvID are filled in.
 	Tools BuiltinOptions
 	// Scopes granted to the session; nil grants every built-in tool, the
@@ -79,7 +81,7 @@ func OpenEnv(ctx context.Context, o EnvOptions) (*Env, error) {
 		return nil, errors.New("tool: no environment service")
 	}
 	info, err := o.Service.Create(ctx, env.CreateOptions{Owner: o.Owner, Workspace: o.Workspace, Template: o.Template,
-		Limits: o.Limits, TTL: o.TTL, Labels: o.Labels, Network: o.Network})
+		Limits: o.Limits, TTL: o.TTL, Labels: o.Labels, Network: o.Network, Mounts: o.Mounts})
 	if err != nil {
 		return nil, fmt.Errorf("tool: create environment: %w", err)
 	}

@@ -38,7 +38,12 @@ func createOptions(r client.CreateRequest) (env.CreateOptions, error) {
 	if err != nil {
 		return env.CreateOptions{}, err
 	}
+	var mounts []env.Mount
+	for _, m := range r.Mounts {
+		mounts = append(mounts, env.Mount{Source: m.Source, Target: m.Target, Mode: env.MountMode(m.Mode)})
+	}
 	return env.CreateOptions{
+		Mounts:    mounts,
 		Owner:     env.Owner{Task: r.Task},
 		Workspace: r.Workspace,
 		Template:  r.Template,
@@ -58,6 +63,7 @@ func environment(i env.Info) client.Environment {
 		Labels:    i.Labels,
 		Limits:    client.Limits{MemoryBytes: i.Limits.Memory, Pids: i.Limits.Pids, CPUs: i.Limits.CPUs, WorkspaceBytes: i.Limits.WorkspaceSize},
 		Template:  i.Template,
+		Mounts:    mounts(i.Mounts),
 		CreatedAt: i.CreatedAt,
 		LastUsed:  i.LastUsed,
 		State:     i.State,
@@ -68,6 +74,15 @@ func environment(i env.Info) client.Environment {
 		e.ExpiresAt = &t
 	}
 	return e
+}
+
+// mounts converts an environment's mounts, which name no host path (env.Info).
+func mounts(ms []env.Mount) []client.Mount {
+	var out []client.Mount
+	for _, m := range ms {
+		out = append(out, client.Mount{Source: m.Source, Target: m.Target, Mode: string(m.Mode)})
+	}
+	return out
 }
 
 func owner(o env.Owner) client.Owner { return client.Owner{Tenant: o.Tenant, Task: o.Task} }

@@ -157,7 +157,11 @@ func buildRoot(s *Spec, st *status, btime int64) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return at("make / rprivate", err)
 	}
-	unpin, err := pinPaths(&s.RootFS, &s.Workspace.Lower, &s.Workspace.State)
+	srcs := []*Source{&s.RootFS, &s.Workspace.Lower, &s.Workspace.State}
+	for i := range s.Mounts {
+		srcs = append(srcs, &s.Mounts[i].Source)
+	}
+	unpin, err := pinPaths(srcs...)
 	if err != nil {
 		return at("open host directories", err)
 	}
@@ -198,6 +202,9 @@ func buildRoot(s *Spec, st *status, btime int64) error {
 	}
 	st.mark("mount-proc-dev-tmp")
 	if err := mountWorkspace(s.Workspace); err != nil {
+		return err
+	}
+	if err := mountExtra(s.Mounts); err != nil {
 		return err
 	}
 	if err := unstage(); err != nil {

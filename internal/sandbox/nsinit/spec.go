@@ -59,6 +59,8 @@ type Spec struct {
 	RootFS Source `json:"rootfs"`
 	// Workspace is what appears at /workspace.
 	Workspace Workspace `json:"workspace"`
+	// Mounts are host directories shown elsewhere, mounted after the workspace.
+	Mounts []Mount `json:"mounts,omitempty"`
 	// TmpSize and ShmSize are the sizes in bytes of /tmp and /dev/shm.
 	TmpSize int64 `json:"tmp_size"`
 	ShmSize int64 `json:"shm_size"`
@@ -113,6 +115,16 @@ type Workspace struct {
 	// component, that the init binds read-only over themselves (bind only): the
 	// repository's .git, whose hooks and config the host's git would run.
 	ReadOnly []string `json:"read_only,omitempty"`
+}
+
+// Mount is a host directory shown at Target (an absolute path the host checked).
+// Mode "ro" is read-only, "rw" read-write, "cow" an overlay of Source under a
+// private tmpfs of Size bytes.
+type Mount struct {
+	Source Source `json:"source"`
+	Target string `json:"target"`
+	Mode   string `json:"mode"`
+	Size   int64  `json:"size,omitempty"`
 }
 
 // Rlimit is one resource limit (Resource is a unix.RLIMIT_* number).
