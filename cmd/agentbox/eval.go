@@ -25,13 +25,12 @@ import (
 
 type evalOptions struct {
 	agent              agentOptions // policy, model and budget flags, shared with `agent`
-	suite, repos       string
+	suite              suiteOptions
 	only               []string
 	attempts, parallel int
 	out                string
 	resume             bool
 	reruns             int
-	goCache            string
 	progress           string
 }
 
@@ -75,7 +74,7 @@ infrastructure error, 125 when eval could not run, 130 when interrupted.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return evalMain(cmd.Context(), o) },
 	}
 	f := cmd.Flags()
-	suiteFlags(f, &o.suite, &o.repos, &o.goCache)
+	o.suite.flags(f)
 	f.StringSliceVar(&o.only, "tasks", nil, "run only these task ids (comma-separated)")
 	f.StringVar(&o.agent.policy, "policy", "scripted", "scripted (replays each task's reference solution), openai or anthropic")
 	o.agent.modelFlags(f)
@@ -138,7 +137,7 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	tasks, err := loadSuite(ctx, o.suite, o.repos, tmp)
+	tasks, err := o.suite.load(ctx, tmp)
 	if err != nil {
 		return err
 	}
@@ -152,13 +151,19 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 	defer closeSvc()
 
 	say := func(s string) { fmt.Fprintln(stderr, "agentbox: "+s) }
+	modCache, err := o.suite.goModCacheFor(ctx, tasks, say)
+	if err != nil {
+		return err
+	}
 	say(fmt.Sprintf("eval: %d tasks x %d attempts, policy %s, %d at once, results in %s", len(tasks), o.attempts, policyName, o.parallel, o.out))
 	r, err := eval.Run(ctx, eval.Options{
 		Service: svc, Owner: env.Owner{Tenant: "local"}, Tasks: tasks,
-		Suite: o.suite, PolicyName: policyName, Model: o.agent.model, Policy: newPolicy,
+		Suite: o.suite.suite, PolicyName: policyName, Model: o.agent.model, Policy: newPolicy,
 		Attempts: o.attempts, Parallel: o.parallel, Out: o.out, Resume: o.resume,
-		Limits: o.agent.limits, Permissions: &gc, Egress: eg, Grade: grade.Options{Reruns: o.reruns},
-		GoCache:  func(ctx context.Context) (string, error) { return goCacheFor(ctx, svc, o.goCache, tasks, say) },
+		Limits: o.agent.limits, Permissions: &gc, Egress: eg, Grade: grade.Options{Reruns: o.reruns, GoModCache: modCache},
+		GoCache: func(ctx context.Context) (string, error) {
+			return goCacheFor(ctx, svc, o.suite.goCache, modCache, tasks, say)
+		},
 		Progress: progress,
 	})
 	if b, ok := progress.(*eval.Bar); ok {
@@ -176,7 +181,7 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 		}
 		return err
 	}
-	if r.Summary.InfraErrors > 0 || r.Summary.Errors > 0 {
+	if r.Summary.InfraErrors > 0 {
 		return exitError{1}
 	}
 	return nil

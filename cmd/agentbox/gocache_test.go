@@ -43,7 +43,7 @@ func warmGoCache(t *testing.T) {
 				goTasks = append(goTasks, &slow)
 			}
 		}
-		warmErr = gocache.Warm(t.Context(), m, env.Owner{Tenant: "test"}, goTasks, goCacheDir, "")
+		warmErr = gocache.Warm(t.Context(), m, env.Owner{Tenant: "test"}, goTasks, goCacheDir, "", "")
 	})
 	if warmErr != nil {
 		t.Fatalf("warm the Go build cache: %v", warmErr)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -23,19 +24,21 @@ import (
 type gradeOptions struct {
 	taskDir, patch string
 	oracle         bool
-	suite, repos   string
+	predictions    string
+	parallel       int
+	out            string
+	suite          suiteOptions
 	json           bool
 	reruns         int
 	seed           int64
 	strict         bool
 	logFile        string
-	goCache        string
 }
 
 func gradeCmd() *cobra.Command {
 	o := &gradeOptions{}
 	cmd := &cobra.Command{
-		Use:   "grade --task DIR --patch FILE [--json] | grade --oracle [--suite builtin|DIR]",
+		Use:   "grade --task DIR --patch FILE [--json] | grade --oracle [--suite builtin|DIR|FILE.jsonl] | grade --predictions FILE.jsonl --suite DIR|FILE.jsonl",
 		Short: "Grade a patch against a task in fresh sandboxes, with its hidden tests",
 		Long: `Grade decides whether a patch resolves a task without asking whoever wrote it.
 A patch touching a protected path (tests, test configuration, conftest.py,
@@ -50,11 +53,26 @@ the checks never share a process with the code under test, and draw their inputs
 from a seed that is fresh for every grade and printed with the verdict (--seed
 reproduces a grade).
 
---oracle grades every task of --suite with its reference solution (which must
-resolve it) and with the empty patch (which must not).
+Tasks imported from a real repository run the project's own framework (pytest
+with its --junitxml report, python -m unittest -v, go test -json, node --test, or
+a given command reporting JUnit XML, TAP or go-test JSON): see agentbox import.
+A fail_to_pass or pass_to_pass id that never ran is "missing", not "failed".
+The verdict's outcome is one of resolved, unresolved, tampered, harness_error
+(the task's suite could not run: its setup failed, it reported no test, or none
+of the task's ids) and infra_error (agentbox failed).
 
-Exit status: 0 resolved (--oracle: every check held), 1 not resolved or tampered
-(--oracle: a check failed), 125 the grader could not grade (infra_error, bad
+--oracle grades every task of --suite with its reference solution (which must
+resolve it) and with the empty patch (which must not), leading with the ids a
+reference left missing.
+
+--predictions grades SWE-bench predictions (JSONL: instance_id,
+model_name_or_path, model_patch) against the tasks of --suite by instance id,
+--parallel at once, and writes a report (report.json, report.md, report.html)
+and each prediction's grade.json, patch.diff and test.log under --out.
+
+Exit status: 0 resolved (--oracle: every check held; --predictions: every
+prediction was graded), 1 not resolved or tampered (--oracle: a check failed;
+--predictions: an infra_error), 125 the grader could not grade (infra_error, bad
 flags).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return gradeMain(cmd.Context(), o) },
@@ -63,7 +81,10 @@ flags).`,
 	f.StringVar(&o.taskDir, "task", "", "task directory (holding task.yaml)")
 	f.StringVar(&o.patch, "patch", "", "the patch to grade, a unified or git diff (- for standard input; an empty file is the empty patch)")
 	f.BoolVar(&o.oracle, "oracle", false, "check every task of --suite: its reference resolves it, the empty patch does not")
-	suiteFlags(f, &o.suite, &o.repos, &o.goCache)
+	f.StringVar(&o.predictions, "predictions", "", "grade the SWE-bench predictions in this JSONL file against --suite")
+	f.IntVar(&o.parallel, "parallel", min(runtime.NumCPU(), 4), "--predictions: predictions graded at once")
+	f.StringVar(&o.out, "out", "", "--predictions: results directory (default grade-results/<UTC time>)")
+	o.suite.flags(f)
 	f.BoolVar(&o.json, "json", false, "print the verdict (--oracle: every verdict) as JSON")
 	f.IntVar(&o.reruns, "reruns", 0, "run the tests this many more times to find flaky ones")
 	f.Int64Var(&o.seed, "seed", 0, "draw the judge's random inputs from this seed (a verdict's seed reproduces its grade); 0: a fresh one")
@@ -73,11 +94,16 @@ flags).`,
 }
 
 func gradeMain(ctx context.Context, o *gradeOptions) error {
+	bulk := o.oracle || o.predictions != ""
 	switch {
-	case o.oracle && (o.taskDir != "" || o.patch != ""):
-		return errors.New("--oracle grades a suite's references: give --suite, not --task or --patch")
-	case !o.oracle && (o.taskDir == "" || o.patch == ""):
-		return errors.New("give --task DIR and --patch FILE (or --oracle)")
+	case o.oracle && o.predictions != "":
+		return errors.New("give --oracle or --predictions, not both")
+	case bulk && (o.taskDir != "" || o.patch != ""):
+		return errors.New("--oracle and --predictions grade a suite: give --suite, not --task or --patch")
+	case !bulk && (o.taskDir == "" || o.patch == ""):
+		return errors.New("give --task DIR and --patch FILE (or --oracle, or --predictions FILE)")
+	case o.parallel < 1:
+		return fmt.Errorf("--parallel %d: must be 1 or more", o.parallel)
 	case o.reruns < 0:
 		return fmt.Errorf("--reruns %d: must be 0 or more", o.reruns)
 	case o.seed < 0:
@@ -93,8 +119,14 @@ func gradeMain(ctx context.Context, o *gradeOptions) error {
 
 	var tasks []*task.Task
 	var patch []byte
-	if o.oracle {
-		tasks, err = loadSuite(ctx, o.suite, o.repos, tmp)
+	var preds []prediction
+	if o.predictions != "" {
+		if preds, err = readPredictions(o.predictions); err != nil {
+			return err
+		}
+	}
+	if bulk {
+		tasks, err = o.suite.load(ctx, tmp)
 	} else {
 		var t *task.Task
 		if t, err = task.Load(o.taskDir); err == nil {
@@ -110,11 +142,16 @@ func gradeMain(ctx context.Context, o *gradeOptions) error {
 		return err
 	}
 	defer closeSvc()
-	cache, err := goCacheFor(ctx, svc, o.goCache, tasks, func(s string) { fmt.Fprintln(stderr, "agentbox: "+s) })
+	say := func(s string) { fmt.Fprintln(stderr, "agentbox: "+s) }
+	modCache, err := o.suite.goModCacheFor(ctx, tasks, say)
 	if err != nil {
 		return err
 	}
-	gopts := grade.Options{GoCache: cache, Reruns: o.reruns, Seed: o.seed, StrictApply: o.strict, LogFile: o.logFile}
+	cache, err := goCacheFor(ctx, svc, o.suite.goCache, modCache, tasks, say)
+	if err != nil {
+		return err
+	}
+	gopts := grade.Options{GoCache: cache, GoModCache: modCache, Reruns: o.reruns, Seed: o.seed, StrictApply: o.strict, LogFile: o.logFile}
 	owner := env.Owner{Tenant: "local", Task: "grade"}
 	if !o.oracle {
 		v, err := grade.Grade(ctx, svc, owner, tasks[0], patch, gopts)
@@ -125,6 +162,9 @@ func gradeMain(ctx context.Context, o *gradeOptions) error {
 			return err
 		}
 		return verdictStatus(v)
+	}
+	if o.predictions != "" {
+		return gradePredictions(ctx, svc, owner, tasks, preds, gopts, o)
 	}
 	return oracle(ctx, svc, owner, tasks, gopts, o.json)
 }
@@ -163,10 +203,14 @@ func printVerdict(w io.Writer, asJSON bool, v grade.Verdict) error {
 		return enc.Encode(v)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "outcome:\t%s\n", v.Outcome)
+	if v.HarnessError != "" {
+		fmt.Fprintf(tw, "harness_error:\t%s\n", v.HarnessError)
+	}
 	fmt.Fprintf(tw, "resolved:\t%v\n", v.Resolved)
 	fmt.Fprintf(tw, "tampered:\t%v", v.Tampered)
 	if v.Tampered {
-		fmt.Fprintf(tw, " (%s)", strings.Join(v.TamperPaths, ", "))
+		fmt.Fprintf(tw, " (%s: %s)", v.TamperReason, strings.Join(v.TamperPaths, ", "))
 	}
 	fmt.Fprintf(tw, "\npatch applied:\t%v", v.PatchApplied)
 	if v.ApplyMethod != "" {
@@ -176,13 +220,21 @@ func printVerdict(w io.Writer, asJSON bool, v grade.Verdict) error {
 	for _, n := range v.ApplyNotes {
 		fmt.Fprintf(tw, "  apply:\t%s\n", n)
 	}
-	fmt.Fprintf(tw, "fail_to_pass:\t%d/%d passed\n", len(v.FailToPass.Passed), len(v.FailToPass.Passed)+len(v.FailToPass.Failed))
-	for _, id := range v.FailToPass.Failed {
-		fmt.Fprintf(tw, "  failed:\t%s\n", id)
-	}
-	fmt.Fprintf(tw, "pass_to_pass:\t%d/%d passed\n", len(v.PassToPass.Passed), len(v.PassToPass.Passed)+len(v.PassToPass.Failed))
-	for _, id := range v.PassToPass.Failed {
-		fmt.Fprintf(tw, "  failed:\t%s\n", id)
+	for _, g := range []struct {
+		name string
+		s    grade.Split
+	}{{"fail_to_pass", v.FailToPass}, {"pass_to_pass", v.PassToPass}} {
+		fmt.Fprintf(tw, "%s:\t%d/%d passed", g.name, len(g.s.Passed), len(g.s.Passed)+len(g.s.Failed)+len(g.s.Missing))
+		if len(g.s.Missing) > 0 {
+			fmt.Fprintf(tw, ", %d missing (never ran)", len(g.s.Missing))
+		}
+		fmt.Fprintln(tw)
+		for _, id := range g.s.Missing {
+			fmt.Fprintf(tw, "  missing:\t%s\n", id)
+		}
+		for _, id := range g.s.Failed {
+			fmt.Fprintf(tw, "  failed:\t%s\n", id)
+		}
 	}
 	fmt.Fprintf(tw, "seed:\t%d\n", v.Seed)
 	if v.Runs > 1 {
@@ -220,7 +272,7 @@ func oracle(ctx context.Context, svc grade.Service, owner env.Owner, tasks []*ta
 			if !r.OK {
 				check = "FAILED: " + r.Problem
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Task, r.Reference.Outcome(), r.Empty.Outcome(), check, r.Duration.Round(10*time.Millisecond))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Task, r.Reference.Outcome, r.Empty.Outcome, check, r.Duration.Round(10*time.Millisecond))
 			tw.Flush()
 		}
 	}

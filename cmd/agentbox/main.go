@@ -50,6 +50,7 @@ Output to a pipe or a file is never changed.`,
 	root.AddCommand(agentCmd())
 	root.AddCommand(traceCmd())
 	root.AddCommand(replayCmd())
+	root.AddCommand(importCmd())
 	root.AddCommand(gradeCmd())
 	root.AddCommand(evalCmd())
 	root.AddCommand(policyCmd())

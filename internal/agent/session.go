@@ -13,9 +13,6 @@ type SessionOptions struct {
 	// Env is the environment to make and the built-in tools to register on it
 	// (tool.OpenEnv).
 	Env tool.EnvOptions
-	// Prepare, if set, runs on the fresh environment before the session starts
-	// (eval seeds a warm Go cache into it).
-	Prepare func(ctx context.Context, envID string) error
 	// Mount, if set, adds tools to the session's registry before it starts (agent
 	// --mcp mounts an MCP server's pinned tools); the function it returns runs
 	// when the session ends.
@@ -65,11 +62,6 @@ func RunSession(ctx context.Context, o SessionOptions) (s *Session, err error) {
 			err = fmt.Errorf("destroy the agent's environment: %w", cerr)
 		}
 	}()
-	if o.Prepare != nil {
-		if err := o.Prepare(ctx, e.ID); err != nil {
-			return nil, err
-		}
-	}
 	if o.Mount != nil {
 		closeMount, err := o.Mount(ctx, e.Registry)
 		if err != nil {

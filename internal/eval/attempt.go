@@ -33,8 +33,8 @@ const (
 	testLogFile = "test.log"
 )
 
-// agentScratch is where an agent's Go cache and GOPATH live inside its sandbox:
-// outside /workspace, so never in its diff.
+// agentScratch is where an agent's GOPATH (and, without a shared cache, its Go
+// build cache) live inside its sandbox: outside /workspace, so never in its diff.
 const agentScratch = "/tmp/agentbox"
 
 type attemptRecord struct {
@@ -52,6 +52,7 @@ func (o *Options) attempt(ctx context.Context, run string, t *task.Task, n int) 
 	start := time.Now()
 	finish := func() (report.Attempt, bool) {
 		a.DurationMS = time.Since(start).Milliseconds()
+		a.Outcome = report.Classify(a)
 		if err := writeJSON(filepath.Join(dir, attemptFile), attemptRecord{Run: run, Attempt: a}); err != nil && a.Error == "" {
 			a.Error = err.Error()
 		}
@@ -81,7 +82,7 @@ func (o *Options) attempt(ctx context.Context, run string, t *task.Task, n int) 
 		gopts.GoCache = cache
 	}
 
-	patch, err := o.runAgent(ctx, run, t, dir, gopts.GoCache, &a)
+	patch, err := o.runAgent(ctx, run, t, dir, gopts, &a)
 	if ctx.Err() != nil {
 		return a, false
 	}
@@ -116,7 +117,7 @@ func (o *Options) owner(t *task.Task) env.Owner {
 
 // runAgent runs the agent's session on t in a fresh environment and returns its
 // diff. The environment is destroyed before it returns.
-func (o *Options) runAgent(ctx context.Context, run string, t *task.Task, dir, goCache string, a *report.Attempt) (patch []byte, err error) {
+func (o *Options) runAgent(ctx context.Context, run string, t *task.Task, dir string, gopts grade.Options, a *report.Attempt) (patch []byte, err error) {
 	pol, redact, err := o.Policy(t)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
@@ -129,6 +130,9 @@ func (o *Options) runAgent(ctx context.Context, run string, t *task.Task, dir, g
 	if path == "" {
 		path = grade.DefaultPath
 	}
+	// The agent's environment gets the same shared caches as the grader's: its own
+	// go test starts warm, and what it compiles stays in its private layer.
+	mounts, vars := gocache.Mounts(t, gopts.GoCache, gopts.GoModCache)
 	tf, err := os.Create(filepath.Join(dir, traceFile))
 	if err != nil {
 		return nil, err
@@ -139,12 +143,6 @@ func (o *Options) runAgent(ctx context.Context, run string, t *task.Task, dir, g
 		return nil, err
 	}
 	defer ef.Close()
-	var prepare func(context.Context, string) error
-	if t.Language == task.Go && goCache != "" {
-		prepare = func(ctx context.Context, id string) error {
-			return gocache.Seed(ctx, o.Service, o.owner(t), id, goCache, agentScratch+"/gocache")
-		}
-	}
 	var perms *agent.Permissions
 	if o.Permissions != nil {
 		pc := *o.Permissions
@@ -158,10 +156,10 @@ func (o *Options) runAgent(ctx context.Context, run string, t *task.Task, dir, g
 	s, err := agent.RunSession(ctx, agent.SessionOptions{
 		Env: tool.EnvOptions{Service: o.Service, Owner: o.owner(t), Workspace: t.Repo, Egress: o.Egress,
 			Limits: env.Limits{Memory: t.Limits.Memory, Pids: t.Limits.Pids}, TTL: lim.MaxWall + 5*time.Minute,
-			Labels: map[string]string{"agentbox.eval": run, "agentbox.task": t.ID},
+			Labels: map[string]string{"agentbox.eval": run, "agentbox.task": t.ID}, Mounts: mounts,
 			Tools: tool.BuiltinOptions{TestCommand: t.PublicTestCommand, TestTimeout: t.Limits.Timeout,
-				Env: append([]string{"PATH=" + path}, t.Env(agentScratch)...)}},
-		Prepare: prepare, Permissions: perms, Goal: t.Statement, Policy: pol, Limits: lim, Model: o.Model,
+				Env: task.SetEnv(append([]string{"PATH=" + path}, t.Env(agentScratch)...), vars...)}},
+		Permissions: perms, Goal: t.Statement, Policy: pol, Limits: lim, Model: o.Model,
 		Sinks: []trace.Sink{trace.NewJSONL(ef), trace.NewProjector(tf)}, Redact: redact})
 	if err != nil {
 		return nil, err

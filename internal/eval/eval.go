@@ -15,7 +15,6 @@ import (
 	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/eval/report"
-	"github.com/agentbox/agentbox/internal/gocache"
 	"github.com/agentbox/agentbox/internal/grade"
 	"github.com/agentbox/agentbox/internal/task"
 	"github.com/agentbox/agentbox/internal/tool"
@@ -25,12 +24,11 @@ import (
 // (API keys) its trace must never hold.
 type PolicyFunc func(t *task.Task) (agent.Policy, []string, error)
 
-// Service is what a run calls: the agents' environments and tools, the
-// grader's, and the Go cache's.
+// Service is what a run calls: the agents' environments and tools, and the
+// grader's.
 type Service interface {
 	tool.Service
 	grade.Service
-	gocache.Service
 }
 
 // Options describe one evaluation run. Service, Tasks, Policy and Out are
@@ -64,7 +62,7 @@ type Options struct {
 	Grade grade.Options
 	// GoCache, when set, is called once, by the first attempt at a Go task, for
 	// the warm Go build cache directory that grading and the agents' environments
-	// start from (see gocache.Warm); other attempts run meanwhile.
+	// mount (see gocache.Warm, gocache.Mounts); other attempts run meanwhile.
 	GoCache func(context.Context) (string, error)
 	// Progress hears about attempts as they start and end; nil hears nothing.
 	Progress Progress

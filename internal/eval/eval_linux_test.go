@@ -13,6 +13,7 @@ import (
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/env/envtest"
 	"github.com/agentbox/agentbox/internal/eval/report"
+	"github.com/agentbox/agentbox/internal/grade"
 	"github.com/agentbox/agentbox/internal/task"
 )
 
@@ -74,16 +75,16 @@ func TestAgentsClaimDecidesNothing(t *testing.T) {
 			for _, a := range r.Attempts {
 				want := "unresolved"
 				if name == "tamper" {
-					want = map[string]string{"calc": "tampered", "C01": "error"}[a.Task]
+					want = map[string]string{"calc": "tampered", "C01": "infra_error"}[a.Task]
 				}
-				if a.Outcome() != want {
-					t.Errorf("%s: outcome %s (%s), want %s", a.Dir, a.Outcome(), a.Error, want)
+				if string(a.Outcome) != want {
+					t.Errorf("%s: outcome %s (%s), want %s", a.Dir, a.Outcome, a.Error, want)
 				}
 				if want == "tampered" && strings.Join(a.Verdict.TamperPaths, ",") != "tests/test_calc.py" {
 					t.Errorf("%s: tamper paths %q", a.Dir, a.Verdict.TamperPaths)
 				}
 				stop := map[string]string{"claim": "policy_stop", "tamper": "done"}[name]
-				if want != "error" && a.StopReason != stop {
+				if want != "infra_error" && a.StopReason != stop {
 					t.Errorf("%s: stop reason %s, want %s", a.Dir, a.StopReason, stop)
 				}
 			}
@@ -116,7 +117,7 @@ func TestResumeRules(t *testing.T) {
 		t.Errorf("resume with another policy: %v", err)
 	}
 	o.PolicyName = "p"
-	if r, err := Run(t.Context(), o); err != nil || len(r.Attempts) != 1 || r.Attempts[0].Outcome() != "unresolved" {
+	if r, err := Run(t.Context(), o); err != nil || len(r.Attempts) != 1 || r.Attempts[0].Outcome != grade.Unresolved {
 		t.Errorf("resume of a finished run: %v", err)
 	}
 	junk := t.TempDir()
@@ -131,11 +132,11 @@ func TestResumeRules(t *testing.T) {
 	// An attempt the harness failed is run again on resume; one that ran is not.
 	o.Out, o.Resume = filepath.Join(t.TempDir(), "retry"), false
 	o.Policy = func(*task.Task) (agent.Policy, []string, error) { return nil, nil, errors.New("no model today") }
-	if r, err := Run(t.Context(), o); err != nil || r.Attempts[0].Outcome() != "error" {
+	if r, err := Run(t.Context(), o); err != nil || r.Attempts[0].Outcome != grade.InfraError {
 		t.Fatalf("failing policy: %v", err)
 	}
 	o.Policy, o.Resume = pol, true
-	if r, err := Run(t.Context(), o); err != nil || r.Attempts[0].Outcome() != "unresolved" || r.Attempts[0].Error != "" {
+	if r, err := Run(t.Context(), o); err != nil || r.Attempts[0].Outcome != grade.Unresolved || r.Attempts[0].Error != "" {
 		t.Fatalf("resume after an attempt error: %v %+v", err, r.Attempts)
 	}
 

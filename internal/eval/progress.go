@@ -62,8 +62,11 @@ func (l *Lines) Started(string, int) {}
 
 func (l *Lines) Finished(a report.Attempt) {
 	done, total, resolved, elapsed, eta := l.c.finish(a)
+	if a.Outcome == "" {
+		a.Outcome = report.Classify(a)
+	}
 	fmt.Fprintf(l.w, "[%d/%d] %s #%d %s in %s | resolved %d | elapsed %s | eta %s\n", done, total, a.Task, a.Attempt,
-		a.Outcome(), round(time.Duration(a.DurationMS)*time.Millisecond), resolved, round(elapsed), round(eta))
+		a.Outcome, round(time.Duration(a.DurationMS)*time.Millisecond), resolved, round(elapsed), round(eta))
 }
 
 // Bar draws a live progress bar on a terminal: done / total, resolved so far,

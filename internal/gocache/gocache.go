@@ -27,16 +27,11 @@ import (
 // Service is the part of the environment service the cache needs: environments
 // to compile in, commands, and files in and out.
 type Service interface {
-	Uploader
 	Create(ctx context.Context, o env.CreateOptions) (env.Info, error)
 	Destroy(ctx context.Context, owner env.Owner, id string) error
 	Exec(ctx context.Context, owner env.Owner, id string, r env.ExecRequest) (*runner.Result, error)
 	Mkdir(ctx context.Context, owner env.Owner, id, path string) error
 	Download(ctx context.Context, owner env.Owner, id, path string, w io.Writer) error
-}
-
-// Uploader puts a tar into an environment's workspace: all Upload needs.
-type Uploader interface {
 	Upload(ctx context.Context, owner env.Owner, id, path string, r io.Reader) error
 }
 
@@ -45,9 +40,9 @@ type Uploader interface {
 const defaultPath = "/usr/local/go/bin:" + runner.DefaultPath
 
 // Warm fills dir (a host directory, created if missing) with a Go build cache for
-// the Go tasks among tasks, to be passed as grade.Options.GoCache and handed to
-// agents (Seed): without one, every Go grading compiles the standard library's
-// test dependencies again (~19 s here instead of ~1 s).
+// the Go tasks among tasks, to be passed as grade.Options.GoCache and mounted
+// into agents' environments (Mounts): without one, every Go grading compiles the
+// standard library's test dependencies again (~19 s here instead of ~1 s).
 //
 // Each task's starting repository is compiled in a fresh environment of svc with
 // no network, `go test -exec /bin/true ./...`: test binaries are built and never
@@ -56,9 +51,11 @@ const defaultPath = "/usr/local/go/bin:" + runner.DefaultPath
 // (the judge's worker needs encoding/json), but never the hidden files themselves:
 // agents get copies of this cache, and compiled hidden code would leak it. The cache grows task by task
 // (each compiles against the previous ones' output) and replaces dir only once
-// complete, so a reader of dir never sees half a cache. path is the PATH of the
-// compile (the standard directories and the Go toolchain's when empty).
-func Warm(ctx context.Context, svc Service, owner env.Owner, tasks []*task.Task, dir, path string) error {
+// complete, so a reader of dir never sees half a cache. modCache, when set, is the
+// module cache (DownloadModules) the compile reads the tasks' dependencies from;
+// path is the PATH of the compile (the standard directories and the Go
+// toolchain's when empty). The compile has the task's timeout.
+func Warm(ctx context.Context, svc Service, owner env.Owner, tasks []*task.Task, dir, modCache, path string) error {
 	if path == "" {
 		path = defaultPath
 	}
@@ -77,7 +74,7 @@ func Warm(ctx context.Context, svc Service, owner env.Owner, tasks []*task.Task,
 		if slices.Contains(strings.Split(string(stamp), "\n"), key) {
 			continue
 		}
-		if err := warmOne(ctx, svc, owner, t, dir, path, append(stamp, key+"\n"...)); err != nil {
+		if err := warmOne(ctx, svc, owner, t, dir, modCache, path, append(stamp, key+"\n"...)); err != nil {
 			return fmt.Errorf("go cache: warm with %s: %w", t.ID, err)
 		}
 	}
@@ -111,10 +108,11 @@ func warmKey(t *task.Task) (string, error) {
 	return fmt.Sprintf("%s %x", t.ID, h.Sum(nil)), err
 }
 
-func warmOne(ctx context.Context, svc Service, owner env.Owner, t *task.Task, dir, path string, stamp []byte) (err error) {
+func warmOne(ctx context.Context, svc Service, owner env.Owner, t *task.Task, dir, modCache, path string, stamp []byte) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, t.Limits.Timeout+time.Minute)
 	defer cancel()
-	info, err := svc.Create(ctx, env.CreateOptions{Owner: owner, Workspace: t.Repo,
+	mounts, vars := Mounts(t, "", modCache)
+	info, err := svc.Create(ctx, env.CreateOptions{Owner: owner, Workspace: t.Repo, Mounts: mounts,
 		Limits: env.Limits{Memory: t.Limits.Memory, Pids: t.Limits.Pids}, Labels: map[string]string{"agentbox.warm": t.ID}})
 	if err != nil {
 		return fmt.Errorf("create environment: %w", err)
@@ -128,10 +126,10 @@ func warmOne(ctx context.Context, svc Service, owner env.Owner, t *task.Task, di
 	if err := svc.Mkdir(ctx, owner, info.ID, scratch+"/gocache"); err != nil {
 		return err
 	}
-	if err := Upload(ctx, svc, owner, info.ID, dir, scratch+"/gocache"); err != nil {
+	if err := upload(ctx, svc, owner, info.ID, dir, scratch+"/gocache"); err != nil {
 		return err
 	}
-	envv := append([]string{"PATH=" + path}, t.Env("/workspace/"+scratch)...)
+	envv := task.SetEnv(append([]string{"PATH=" + path}, t.Env("/workspace/"+scratch)...), vars...)
 	compiles := [][]string{{"go", "test", "-count=1", "-exec", "/bin/true", "./..."}}
 	if std := hiddenStdImports(t); len(std) > 0 {
 		compiles = append(compiles, append([]string{"go", "build"}, std...))
@@ -203,31 +201,10 @@ func hiddenStdImports(t *task.Task) []string {
 	return slices.Compact(std)
 }
 
-// Seed copies the Go cache in the host directory cache to dst, an absolute path
-// outside /workspace inside environment id (an agent's /tmp), so that the agent's
-// own `go test` starts warm and the copy never shows in its diff. The copy is the
-// environment's own: what the agent writes there reaches no one else.
-func Seed(ctx context.Context, svc Service, owner env.Owner, id, cache, dst string) error {
-	stage := ".agentbox-gocache-" + rand.Text()
-	if err := Upload(ctx, svc, owner, id, cache, stage); err != nil {
-		return fmt.Errorf("seed go cache: %w", err)
-	}
-	for _, argv := range [][]string{{"mkdir", "-p", filepath.Dir(dst)}, {"mv", "/workspace/" + stage, dst}} {
-		res, err := svc.Exec(ctx, owner, id, env.ExecRequest{Argv: argv, Cwd: "/workspace", Timeout: time.Minute})
-		if err != nil {
-			return fmt.Errorf("seed go cache: %s: %w", argv[0], err)
-		}
-		if res.ExitStatus() != 0 {
-			return fmt.Errorf("seed go cache: %s exited %d: %s", argv[0], res.ExitStatus(), tail(res.Stderr, 500))
-		}
-	}
-	return nil
-}
-
-// Upload copies the cache in the host directory cache into dst, a directory of
-// environment id's workspace (made if missing). The stamp of the tasks it was
-// warmed with stays behind.
-func Upload(ctx context.Context, svc Uploader, owner env.Owner, id, cache, dst string) error {
+// upload copies the cache in the host directory cache into dst, a directory of
+// environment id's workspace (made if missing), for the next warm-up to compile
+// against. The stamp of the tasks it was warmed with stays behind.
+func upload(ctx context.Context, svc Service, owner env.Owner, id, cache, dst string) error {
 	names, err := files(cache)
 	if err != nil {
 		return fmt.Errorf("read go cache: %w", err)
@@ -275,9 +252,10 @@ func tail(s string, n int) string {
 }
 
 // For returns the warm cache for the Go tasks among tasks, warming it first where
-// needed (Warm), or "" when none of them is in Go. An empty dir is Default. say
-// hears where the cache is, before a warm-up that may take a while.
-func For(ctx context.Context, svc Service, owner env.Owner, tasks []*task.Task, dir string, say func(string)) (string, error) {
+// needed (Warm, with the module cache modCache), or "" when none of them is in
+// Go. An empty dir is Default. say hears where the cache is, before a warm-up
+// that may take a while.
+func For(ctx context.Context, svc Service, owner env.Owner, tasks []*task.Task, dir, modCache string, say func(string)) (string, error) {
 	if !slices.ContainsFunc(tasks, func(t *task.Task) bool { return t.Language == task.Go }) {
 		return "", nil
 	}
@@ -288,7 +266,7 @@ func For(ctx context.Context, svc Service, owner env.Owner, tasks []*task.Task, 
 		}
 	}
 	say("go build cache: " + dir + " (warmed on first use by compiling the Go tasks' starting code in sandboxes)")
-	if err := Warm(ctx, svc, owner, tasks, dir, ""); err != nil {
+	if err := Warm(ctx, svc, owner, tasks, dir, modCache, ""); err != nil {
 		return "", err
 	}
 	return dir, nil

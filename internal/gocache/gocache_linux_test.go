@@ -43,7 +43,7 @@ func TestWarm(t *testing.T) {
 		t.Fatalf("the built-in suite's first task %s is in Go: update this test", tasks[0].ID)
 	}
 	dir := filepath.Join(t.TempDir(), "gocache")
-	if err := Warm(t.Context(), m, owner, goTasks, dir, ""); err != nil {
+	if err := Warm(t.Context(), m, owner, goTasks, dir, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	names, err := files(dir)
@@ -77,7 +77,7 @@ func TestWarm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Warm(t.Context(), m, owner, goTasks, dir, ""); err != nil {
+	if err := Warm(t.Context(), m, owner, goTasks, dir, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	after, err := os.Stat(dir)

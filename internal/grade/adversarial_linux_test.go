@@ -245,9 +245,15 @@ func TestAdversarial(t *testing.T) {
 				}
 			}
 			for _, id := range a.failed {
-				if !slices.Contains(v.FailToPass.Failed, id) && !slices.Contains(v.PassToPass.Failed, id) {
-					t.Errorf("%s is not among the failed: %s", id, dump(v))
+				if !slices.ContainsFunc([][]string{v.FailToPass.Failed, v.PassToPass.Failed, v.FailToPass.Missing, v.PassToPass.Missing},
+					func(ids []string) bool { return slices.Contains(ids, id) }) {
+					t.Errorf("%s is not among the failed or missing: %s", id, dump(v))
 				}
+			}
+			// Every entry is graded tampered or not resolved: an error outcome would be
+			// the harness's, which a patch must not be able to cause.
+			if v.Outcome == HarnessError || v.Outcome == InfraError {
+				t.Errorf("outcome %s: a patch turned its verdict into an error: %s", v.Outcome, dump(v))
 			}
 		})
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // goCache is a build cache warmed once for the package by gocache.Warm from the
-// built-in Go tasks. A cold cache costs ~19 s per Go task here; the grader copies
+// built-in Go tasks. A cold cache costs ~19 s per Go task here; the grader mounts
 // this one into each run instead, as Options.GoCache says.
 var (
 	goCacheOnce sync.Once
@@ -43,7 +43,7 @@ func goCache(t *testing.T) string {
 			}
 		}
 		goCacheDir = filepath.Join(suiteDir, "gocache")
-		goCacheErr = gocache.Warm(t.Context(), m, owner, goTasks, goCacheDir, "")
+		goCacheErr = gocache.Warm(t.Context(), m, owner, goTasks, goCacheDir, "", "")
 	})
 	if goCacheErr != nil {
 		t.Fatalf("warm go cache: %v", goCacheErr)
@@ -51,7 +51,7 @@ func goCache(t *testing.T) string {
 	return goCacheDir
 }
 
-// TestGradeWithGoCache: G01's reference resolves with the warm cache copied into
+// TestGradeWithGoCache: G01's reference resolves with the warm cache mounted into
 // the run.
 func TestGradeWithGoCache(t *testing.T) {
 	m := envtest.New(t)

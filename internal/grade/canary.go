@@ -52,9 +52,13 @@ func checkCanaries(p *canary.Plan, res *task.Results) []string {
 		in[id] = string(o)
 	}
 	out, forged := canary.Check(*p, in)
-	res.Tests = map[string]task.Outcome{}
+	// The keys Results.Find matches ids by are remade from the ids mapped back:
+	// the run's were those of the canaries' random names.
+	res.Tests, res.Keys = map[string]task.Outcome{}, map[string]task.TestKey{}
 	for id, o := range out {
 		res.Tests[id] = task.Outcome(o)
+		_, name, _ := strings.Cut(id, "::")
+		res.Keys[id] = task.TestKey{Name: name}
 	}
 	return forged
 }

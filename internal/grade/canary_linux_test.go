@@ -91,7 +91,7 @@ func TestCanaryCatchRate(t *testing.T) {
 				if len(v.Forged) > 0 {
 					return "forged"
 				}
-				return v.Outcome()
+				return string(v.Outcome)
 			}
 			mu.Lock()
 			rows = append(rows, fmt.Sprintf("%s\t%s\t%s", a.name, outcome(plain), outcome(with)))

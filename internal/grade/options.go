@@ -12,20 +12,27 @@ const DefaultPath = "/usr/local/go/bin:" + runner.DefaultPath
 
 // Options tune one grading run. The zero value is safe.
 type Options struct {
-	// GoCache is a host directory holding a trusted warm Go build cache. For Go
-	// tasks it is copied into the run's private scratch directory (never shared:
-	// code under test can write to its cache); empty means a cold cache.
+	// GoCache is a host directory holding a trusted warm Go build cache
+	// (gocache.Warm). For Go tasks it is mounted copy-on-write as GOCACHE: a run
+	// writes to a private layer that ends with its environment, so no run can
+	// poison the cache or the next run; empty means a cold cache in the run's
+	// scratch directory.
 	GoCache string
+	// GoModCache is a host directory holding a Go module cache (GOMODCACHE's
+	// layout) with the modules the Go tasks need, filled beforehand
+	// (gocache.DownloadModules). It is mounted read-only as GOMODCACHE; GOPROXY
+	// stays off. Empty means an empty module cache: a module with dependencies
+	// does not build.
+	GoModCache string
 	// Path is the PATH of the setup and test commands (DefaultPath when empty).
 	Path string
 	// OutputLimit caps the captured standard output of the test command, which
 	// go-test-json and tap results are parsed from. Default 16 MiB; a truncated
 	// capture is read back from its artifact.
 	OutputLimit int64
-	// Reruns runs the tests this many more times after a trusted first run, each
-	// in a fresh environment from the pristine repository (the patch applied
-	// again, setup run again, a fresh nonce), to find flaky tests (Verdict.Flaky).
-	// Each test counts by its worst outcome.
+	// Reruns runs the tests this many more times after the first run, each in a
+	// fresh environment from the pristine repository with a fresh nonce, to find
+	// flaky tests (Verdict.Flaky). Each test counts by its worst outcome.
 	Reruns int
 	// Seed is the seed the judge draws its random inputs from (AGENTBOX_SEED); 0
 	// means a fresh one. Verdict.Seed records the one used, so that a grade can be

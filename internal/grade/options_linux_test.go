@@ -54,13 +54,13 @@ func TestFuzzyApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(data), "=== test run 1: python3") || !strings.Contains(string(data), "test_add") {
+	if !strings.Contains(string(data), "=== test run: python3") || !strings.Contains(string(data), "test_add") {
 		t.Errorf("test log lacks the run's heading or output:\n%s", data)
 	}
 }
 
-// TestReruns runs the test command three times: a stable resolution stays
-// resolved with no flaky test, and the log holds every run.
+// TestReruns runs the tests three times: a stable resolution stays resolved with
+// no flaky test, and the log holds every run, each in a fresh environment.
 func TestReruns(t *testing.T) {
 	m := envtest.New(t)
 	tk := builtin(t, "C02")
@@ -77,8 +77,8 @@ func TestReruns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(data), "=== test run 3:") {
-		t.Errorf("the log lacks the third run:\n%s", data)
+	if !strings.Contains(string(data), "=== test rerun 2:") || strings.Count(string(data), "in a fresh environment") != 2 {
+		t.Errorf("the log lacks the third run, or a rerun's fresh environment:\n%s", data)
 	}
 	// J01's judge deletes its checks before it starts the code under test: each
 	// run gets them afresh.
@@ -123,5 +123,59 @@ func TestJudgeAllowsOrdinaryCode(t *testing.T) {
 	v := gradeIt(t, m, builtin(t, "calc"), patch, Options{})
 	if !v.Resolved {
 		t.Fatalf("an ordinary fix: %s", dump(v))
+	}
+}
+
+// TestRerunsStartFresh: each rerun starts from the pristine repository in a new
+// environment, so nothing a run leaves behind reaches the next (issue 12: reruns
+// shared one environment).
+//   - A fix whose module leaves a file beside itself, and answers wrongly when it
+//     finds one, was graded flaky and not resolved: the rerun saw the first run's
+//     file. Each run now finds none.
+//   - A wrong fix whose module made the tests directory unwritable turned "not
+//     resolved" into infra_error, which the rate left out: copying the hidden
+//     tests in for the rerun failed. It is now unresolved, like its first run.
+func TestRerunsStartFresh(t *testing.T) {
+	m := envtest.New(t)
+	tk := builtin(t, "C02")
+	ref, err := tk.ReadReference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := string(ref) + `diff --git a/orders_state.py b/orders_state.py
+new file mode 100644
+--- /dev/null
++++ b/orders_state.py
+@@ -0,0 +1,5 @@
++import os
++
++MARK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "left-behind.txt")
++LEFT = os.path.exists(MARK)
++open(MARK, "w").close()
+`
+	marker = strings.Replace(marker, "+    return [order for order in orders if _is_active(order)]",
+		"+    import orders_state\n+    if orders_state.LEFT:\n+        return orders\n+    return [order for order in orders if _is_active(order)]", 1)
+	marker = strings.Replace(marker, "@@ -8,12 +8,9 @@", "@@ -8,12 +8,12 @@", 1)
+	v := gradeIt(t, m, tk, []byte(marker), Options{Reruns: 2})
+	if !v.Resolved || v.Runs != 3 || len(v.Flaky) != 0 {
+		t.Errorf("a fix that leaves a file behind, with 2 reruns: want resolved in 3 runs, none flaky: %s", dump(v))
+	}
+
+	locked := `diff --git a/orders.py b/orders.py
+--- a/orders.py
++++ b/orders.py
+@@ -1,4 +1,8 @@
+ """Order queries used by the order dashboard."""
++import os
++
++# The hidden tests are copied into tests/ before every run.
++os.chmod(os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests"), 0o500)
+ 
+ 
+ def active_orders(orders):
+`
+	v = gradeIt(t, m, tk, []byte(locked), Options{Reruns: 2})
+	if v.Outcome != Unresolved || v.InfraError != "" || v.Resolved {
+		t.Errorf("a wrong fix that locks the tests directory, with 2 reruns: want unresolved: %s", dump(v))
 	}
 }

@@ -2,6 +2,8 @@ package grade
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,8 +23,9 @@ type OracleResult struct {
 }
 
 // Oracle checks that each task can tell a fix from no fix: its reference
-// solution must resolve it, and the empty patch must not (nor fail for the
-// harness's own reasons). each, if set, hears every result as it is decided. The
+// solution must resolve it, with every test id run (a missing one leads the
+// problem), and the empty patch must not (nor fail for the harness's own
+// reasons). each, if set, hears every result as it is decided. The
 // error is a reference that cannot be read, a caller's mistake, or ctx's end.
 func Oracle(ctx context.Context, svc Service, owner env.Owner, tasks []*task.Task, o Options, each func(OracleResult)) ([]OracleResult, error) {
 	var results []OracleResult
@@ -45,8 +48,14 @@ func Oracle(ctx context.Context, svc Service, owner env.Owner, tasks []*task.Tas
 		switch {
 		case r.Reference.InfraError != "" || r.Empty.InfraError != "":
 			r.Problem = "infra_error: " + r.Reference.InfraError + r.Empty.InfraError
+		case r.Reference.HarnessError != "":
+			r.Problem = "harness_error: " + r.Reference.HarnessError
+		case len(r.Reference.FailToPass.Missing)+len(r.Reference.PassToPass.Missing) > 0:
+			missing := slices.Concat(r.Reference.FailToPass.Missing, r.Reference.PassToPass.Missing)
+			r.Problem = fmt.Sprintf("with the reference, %d test ids never ran (missing: %s); check that they map onto what the framework reports (see the test log)",
+				len(missing), strings.Join(missing[:min(len(missing), 5)], ", "))
 		case !r.Reference.Resolved:
-			r.Problem = "the reference does not resolve the task: " + strings.Join(r.Reference.Problems, "; ")
+			r.Problem = "the reference does not resolve the task: " + strings.Join(slices.Concat(r.Reference.FailToPass.Failed, r.Reference.PassToPass.Failed, r.Reference.Problems), "; ")
 		case r.Empty.Resolved:
 			r.Problem = "the empty patch resolves the task: its tests do not test the change"
 		default:

@@ -19,9 +19,9 @@ import (
 
 // TestSWEBenchImportOracle: a task imported from a SWE-bench row (a real git
 // repository, a base commit, a gold patch, a test patch) grades in a real
-// environment like a built-in task: the gold patch resolves it and the empty
-// patch does not. The agent's workspace has the history up to the base commit
-// and git can read it there.
+// environment with the project's own framework (unittest here, detected): the
+// gold patch resolves it and the empty patch does not. The agent's workspace has
+// the history up to the base commit and git can read it there.
 func TestSWEBenchImportOracle(t *testing.T) {
 	m := envtest.New(t)
 	for _, tool := range []string{"git", "python3"} {
@@ -57,16 +57,16 @@ func TestSWEBenchImportOracle(t *testing.T) {
 		"problem_statement": "add(2, 3) returns -1; make calc.add return the sum.\n",
 		"patch":             gold, "test_patch": git("diff", fix, "HEAD", "--", "tests"),
 		"FAIL_TO_PASS": `["tests/test_add.py::AddTest::test_add"]`,
-		"PASS_TO_PASS": `["tests/test_add.py::AddTest::test_zero", "tests/test_calc.py::CalcTest::test_sub"]`,
+		"PASS_TO_PASS": `["tests/test_add.py::AddTest::test_zero"]`,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dirs, err := task.ImportSWEBench(t.Context(), bytes.NewReader(row), task.ImportOptions{OutDir: t.TempDir(), Repos: repos})
+	done, err := task.ImportSWEBench(t.Context(), bytes.NewReader(row), task.ImportOptions{OutDir: t.TempDir(), Repos: repos})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk, err := task.Load(dirs[0])
+	tk, err := task.Load(done[0].Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

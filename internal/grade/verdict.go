@@ -3,9 +3,14 @@ package grade
 // Verdict is the outcome of grading one patch against one task. Its JSON form is
 // the `agentbox grade --json` contract.
 type Verdict struct {
-	Resolved    bool     `json:"resolved"`
-	Tampered    bool     `json:"tampered"`
-	TamperPaths []string `json:"tamper_paths"`
+	// Outcome is the verdict in one word (see Outcome); the fields below say why.
+	Outcome  Outcome `json:"outcome"`
+	Resolved bool    `json:"resolved"`
+	Tampered bool    `json:"tampered"`
+	// TamperReason says how a tampered patch tampered: TamperProtected (the paths
+	// are in TamperPaths) or TamperForged.
+	TamperReason string   `json:"tamper_reason,omitempty"`
+	TamperPaths  []string `json:"tamper_paths"`
 	// PatchApplied is false when the patch could not be parsed or applied.
 	PatchApplied bool `json:"patch_applied"`
 	// ApplyMethod says how the patch applied: "strict" (every hunk exactly at its
@@ -20,8 +25,8 @@ type Verdict struct {
 	// Seed is the seed the judge drew its random inputs from; grading again with
 	// Options.Seed set to it (agentbox grade --seed) draws the same inputs.
 	Seed int64 `json:"seed"`
-	// Runs is how many times the test command ran (1 + Options.Reruns when the
-	// first run's results were trusted).
+	// Runs is how many times the test command ran, each in a fresh environment
+	// from the pristine repository (1 + Options.Reruns when every run worked).
 	Runs int `json:"runs"`
 	// Flaky lists the test ids whose outcome differed between runs. A flaky test
 	// counts by its worst outcome.
@@ -37,28 +42,38 @@ type Verdict struct {
 	Forged []string `json:"forged,omitempty"`
 	// Problems explains why the results were not trusted or a patch not applied.
 	Problems []string `json:"problems,omitempty"`
+	// HarnessError is set when the task's suite could not be run as the task says
+	// (its setup failed, its test command could not start, it reported no test, or
+	// none of the task's ids); Resolved is then false.
+	HarnessError string `json:"harness_error,omitempty"`
 	// InfraError is set when the grader itself failed (environment, harness
 	// timeout); Resolved is then false and means nothing about the patch.
 	InfraError string `json:"infra_error"`
 	DurationMS int64  `json:"duration_ms"`
 }
 
-// Split lists the test ids of one group that passed and that did not.
+// Split lists the test ids of one group that passed, that ran and did not pass
+// (failed, errored or skipped), and that no run reported: a missing test did not
+// run at all (the patch broke its collection, or its id does not map onto what
+// the framework reports). Only Passed counts towards resolving.
 type Split struct {
-	Passed []string `json:"passed"`
-	Failed []string `json:"failed"`
+	Passed  []string `json:"passed"`
+	Failed  []string `json:"failed"`
+	Missing []string `json:"missing,omitempty"`
 }
 
-// Outcome is the verdict in one word: infra_error, tampered, resolved or
-// unresolved (in that order of precedence).
-func (v Verdict) Outcome() string {
+// classify returns the outcome the verdict's fields say, in this order of
+// precedence: infra_error, tampered, harness_error, resolved, unresolved.
+func (v Verdict) classify() Outcome {
 	switch {
 	case v.InfraError != "":
-		return "infra_error"
+		return InfraError
 	case v.Tampered:
-		return "tampered"
+		return Tampered
+	case v.HarnessError != "":
+		return HarnessError
 	case v.Resolved:
-		return "resolved"
+		return Resolved
 	}
-	return "unresolved"
+	return Unresolved
 }

@@ -22,7 +22,7 @@
 //	title          one line
 //	statement      what the agent is told: what is wrong, what behaviour is wanted,
 //	               which files to edit; it never reveals the hidden tests
-//	language       python | go
+//	language       python | go | node
 //	public_tests   globs of the test files in repo/ the agent sees; each must match;
 //	               may be empty (every test is hidden)
 //	hidden_tests   directory next to task.yaml, default "hidden"; non-empty
@@ -33,13 +33,17 @@
 //	               reach through the environment's egress proxy, say a package
 //	               index; needs setup. The tests never have a network: the grader
 //	               denies everything once setup has exited
-//	test_command   argv run from the repository root (no shell)
+//	test_command   argv run from the repository root (no shell); ${AGENTBOX_RESULTS}
+//	               in an argument is the results file (--junitxml=${AGENTBOX_RESULTS})
+//	env            optional KEY=VALUE list for every command (setup, tests, the
+//	               agent's public tests), e.g. [PYTHONPATH=src]; not PATH or AGENTBOX_*
 //	public_test_command
 //	               optional argv the agent's test tool runs from the repository root
 //	               to see the public tests; default [python3, -B, -m, unittest, -v]
 //	               for python, [go, test, ./...] for go. It informs the agent and
 //	               never grades: the grader runs test_command
-//	result_format  junit | go-test-json | tap | exit-code
+//	result_format  junit | go-test-json | unittest (the -v log on stderr) | tap |
+//	               exit-code
 //	fail_to_pass   test ids that fail on the starting code and pass once resolved;
 //	               at least one
 //	pass_to_pass   test ids that pass on the starting code and must keep passing
@@ -100,9 +104,14 @@
 // seed in AGENTBOX_SEED and, for junit, AGENTBOX_RESULTS naming a file that does not exist yet in a directory the
 // command can write; then it calls Parse with the exit status, the complete
 // standard output (go-test-json, tap), the results file read without following
-// links (junit), and the nonce. Parse rejects (ErrResults) a missing or malformed
-// results file, a wrong nonce, a runner report of tampering, and an exit status
-// that contradicts the results.
+// links (junit), and, for a witnessed task (one run by agentbox's own runners,
+// Task.Witnessed), the nonce. Parse rejects (ErrResults) a missing or malformed
+// results file, a wrong nonce, a runner report of tampering, and, when witnessed
+// or for go-test-json, an exit status that contradicts the results. A task run by its project's own
+// framework is read as the framework reports it, whatever its exit status (pytest
+// exits 1 when any test fails). Test ids match under any of SWE-bench's forms
+// (Results.Find): a pytest node id, a dotted unittest id and Django's
+// "test_m (module.Class)" reduce to the same TestKey.
 //
 // Every built-in task runs hidden/agentbox_judge.py (one file, builtin/agentbox_judge.py,
 // written into each task's hidden/ by ExtractBuiltin) on its spec, hidden/judge_*.py;
@@ -131,12 +140,10 @@
 // Tasks that are not built in (SWE-bench imports) run their own test command in
 // the process of the code under test: nothing vouches for go-test-json output,
 // which the code under test shares, and a junit file is only as good as the
-// runner that wrote it. ImportSWEBench's default runner, agentbox_unittest.py, is a
-// stdlib unittest runner (python3 -I -S -B) that makes forgery hard but cannot
-// prevent it: code under test can read the nonce from the runner's memory.
-// Passing the nonce on the test command's standard input instead of its
-// environment would not help either: whatever the runner can read, code in its
-// process can.
+// runner that wrote it. ImportSWEBench runs the project's own framework (see
+// below), whose report carries no nonce: a native run's results are read as the
+// framework wrote them, and go-test-json runs are checked with canaries by the
+// grader (package canary).
 //
 // # SWE-bench import
 //
@@ -144,16 +151,19 @@
 // per instance, from local git clones of the instances' repositories (it never
 // touches the network). repo/ is the tree at base_commit with a sanitized .git
 // (history up to base_commit only); hidden/ holds the post-test_patch version of
-// every file the test_patch adds or modifies, plus agentbox's unittest runner by
-// default; public_tests are the modified test files that exist at base_commit;
+// every file the test_patch adds or modifies; public_tests are the modified test
+// files that exist at base_commit;
 // the gold patch is the reference. Every written directory passes Load. Git runs
 // with explicit argv, a minimal environment and no system or global config.
 //
-// The default test command runs the tests with the standard library's unittest
-// and nothing else (python3 -I -S: no site-packages). Real SWE-bench instances
-// need pytest and the project's third-party dependencies, whose pytest node ids
-// (parametrized tests especially) the unittest runner does not produce; grading
-// them needs a test_command and an environment that provide those.
+// How a row's tests run is a Spec: from ImportOptions.Override (the command
+// line's flags), else the Specs entry of its repository and version (a specs
+// file, like SWE-bench's per-repository specs; "*" for any version), else Detect:
+// go test -json for a Go module, node --test for a package, pytest (its own JUnit
+// XML report through ${AGENTBOX_RESULTS}, node ids as test ids) where the
+// project's configuration or tests use it, else python -m unittest -v. The
+// commands run the test patch's test files only, as SWE-bench's harness does; a
+// Python src/ layout gets PYTHONPATH=src. Imported reports the choice and why.
 //
 // # Built-in suite
 //

@@ -3,6 +3,8 @@ package task
 import (
 	"crypto/rand"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // The environment variables of the results contract (see the package documentation).
@@ -21,16 +23,22 @@ const (
 // NewNonce returns a fresh random nonce for one grading run.
 func NewNonce() string { return rand.Text() }
 
-// Env returns the variables to add to the minimal environment of every command of
-// the task (setup and tests), for a run whose private scratch directory is scratch.
-// For Go it keeps the toolchain offline and local (no module or toolchain
-// downloads), ignores go.work, vendor/ and the user's go env file, and disables
-// cgo; GOCACHE and GOPATH point into scratch. The grader still puts the interpreter
-// or toolchain on PATH and adds EnvResults and EnvNonce.
+// Env returns the variables to add to the minimal environment of every command
+// of the task (setup and tests), for a run whose private scratch directory is
+// scratch: the language's, then the task's own (Environ). For Go it keeps the
+// toolchain offline and local (no module or toolchain downloads), ignores
+// go.work, vendor/ and the user's go env file, and disables cgo; GOCACHE and
+// GOPATH point into scratch. For Python it keeps bytecode and the user's site
+// directory out; the interpreter adds the working directory to sys.path as the
+// project's own `python -m pytest` or `python -m unittest` expects (agentbox's
+// hidden runners run python3 -I, which ignores PYTHON* variables and that
+// directory). The grader still puts the interpreter or toolchain on PATH and adds
+// EnvResults and EnvNonce, and may point GOCACHE and GOMODCACHE at shared caches.
 func (t *Task) Env(scratch string) []string {
+	var env []string
 	switch t.Language {
 	case Go:
-		return []string{
+		env = []string{
 			"GOCACHE=" + filepath.Join(scratch, "gocache"),
 			"GOPATH=" + filepath.Join(scratch, "gopath"),
 			"GOMODCACHE=" + filepath.Join(scratch, "gopath", "pkg", "mod"),
@@ -42,9 +50,26 @@ func (t *Task) Env(scratch string) []string {
 			"CGO_ENABLED=0",
 		}
 	case Python:
-		// The built-in tasks run python3 -I, which ignores PYTHON* variables; these
-		// matter for task commands that do not.
-		return []string{"PYTHONDONTWRITEBYTECODE=1", "PYTHONNOUSERSITE=1", "PYTHONSAFEPATH=1"}
+		env = []string{"PYTHONDONTWRITEBYTECODE=1", "PYTHONNOUSERSITE=1"}
+	case Node:
+		env = []string{"NO_COLOR=1", "npm_config_offline=true", "npm_config_update_notifier=false"}
 	}
-	return nil
+	return SetEnv(env, t.Environ...)
+}
+
+// SetEnv returns env with each KEY=VALUE of vars set: replacing the entry of the
+// same key, else appended. A process sees the first of duplicate entries, so
+// appending alone would not override.
+func SetEnv(env []string, vars ...string) []string {
+	out := slices.Clone(env)
+	for _, kv := range vars {
+		k, _, _ := strings.Cut(kv, "=")
+		i := slices.IndexFunc(out, func(e string) bool { return strings.HasPrefix(e, k+"=") })
+		if i >= 0 {
+			out[i] = kv
+		} else {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

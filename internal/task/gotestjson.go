@@ -34,7 +34,7 @@ func parseGoTestJSON(data []byte) (Results, error) {
 			return Results{}, resultsErrorf(GoTestJSON, "line %d is not a test event: %v", n, err)
 		}
 		if ev.Test != "" && (ev.Action == "pass" || ev.Action == "fail" || ev.Action == "skip") {
-			r.add(ev.Package+"::"+ev.Test, Outcome(ev.Action))
+			r.addKeyed(ev.Package+"::"+ev.Test, TestKey{Name: ev.Test}, Outcome(ev.Action))
 		}
 	}
 	if err := sc.Err(); err != nil {

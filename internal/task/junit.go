@@ -66,7 +66,7 @@ func parseJUnit(data []byte, nonce string) (Results, error) {
 		case c.Skipped != nil:
 			o = OutcomeSkip
 		}
-		r.add(junitID(c), o)
+		r.addKeyed(junitID(c), TestKey{Class: c.Classname, Name: c.Name}, o)
 	}
 	if !root {
 		return Results{}, resultsErrorf(JUnit, "no XML element")

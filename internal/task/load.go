@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -47,6 +48,7 @@ type file struct {
 	Setup             []string       `yaml:"setup"`
 	Network           *fileNetwork   `yaml:"network"`
 	TestCommand       []string       `yaml:"test_command"`
+	Env               []string       `yaml:"env"`
 	PublicTestCommand []string       `yaml:"public_test_command"`
 	ResultFormat      string         `yaml:"result_format"`
 	FailToPass        []string       `yaml:"fail_to_pass"`
@@ -201,23 +203,16 @@ func (l *loader) fields(f *file) (*Task, error) {
 		return nil, l.errf("statement", "contains a NUL byte")
 	}
 	switch t.Language = Language(f.Language); t.Language {
-	case Python, Go:
+	case Python, Go, Node:
 	case "":
-		return nil, l.errf("language", "missing; use python or go")
+		return nil, l.errf("language", "missing; use python, go or node")
 	default:
-		return nil, l.errf("language", "unknown language %q; use python or go", f.Language)
+		return nil, l.errf("language", "unknown language %q; use python, go or node", f.Language)
 	}
-	switch t.ResultFormat = ResultFormat(f.ResultFormat); t.ResultFormat {
-	case JUnit, TAP, ExitCode:
-	case GoTestJSON:
-		if t.Language != Go {
-			return nil, l.errf("result_format", "go-test-json needs language go")
-		}
-	case "":
-		return nil, l.errf("result_format", "missing; use junit, go-test-json, tap or exit-code")
-	default:
-		return nil, l.errf("result_format", "unknown format %q; use junit, go-test-json, tap or exit-code", f.ResultFormat)
+	if err := checkFormat(t.Language, ResultFormat(f.ResultFormat)); err != nil {
+		return nil, l.errf("result_format", "%v", err)
 	}
+	t.ResultFormat = ResultFormat(f.ResultFormat)
 	if err := checkArgv(f.TestCommand); err != nil {
 		return nil, l.errf("test_command", "%v; give the argv list run from the repository root, e.g. [python3, -m, unittest]", err)
 	}
@@ -238,6 +233,12 @@ func (l *loader) fields(f *file) (*Task, error) {
 	if err := l.network(t, f.Network); err != nil {
 		return nil, err
 	}
+	for i, kv := range f.Env {
+		if err := checkEnvVar(kv); err != nil {
+			return nil, l.errf(fmt.Sprintf("env[%d]", i), "%v", err)
+		}
+	}
+	t.Environ = f.Env
 	if err := l.testIDs(t, f); err != nil {
 		return nil, err
 	}
@@ -291,6 +292,41 @@ func checkID(id string) error {
 		return fmt.Errorf("longer than %d characters", maxID)
 	case !idRE.MatchString(id) || id == "." || id == "..":
 		return fmt.Errorf("%q: use only letters, digits, '_', '.' and '-' (and not just dots)", id)
+	}
+	return nil
+}
+
+// checkFormat checks that a result format exists and suits the language.
+func checkFormat(lang Language, format ResultFormat) error {
+	switch format {
+	case JUnit, TAP, ExitCode:
+	case GoTestJSON:
+		if lang != Go {
+			return errors.New("go-test-json needs language go")
+		}
+	case Unittest:
+		if lang != Python {
+			return errors.New("unittest needs language python")
+		}
+	case "":
+		return errors.New("missing; use junit, go-test-json, unittest, tap or exit-code")
+	default:
+		return fmt.Errorf("unknown format %q; use junit, go-test-json, unittest, tap or exit-code", format)
+	}
+	return nil
+}
+
+// reservedEnv are the variables the grader sets itself.
+var reservedEnv = []string{"PATH", EnvResults, EnvNonce}
+
+// checkEnvVar checks one KEY=VALUE of a task's env.
+func checkEnvVar(kv string) error {
+	k, _, ok := strings.Cut(kv, "=")
+	switch {
+	case !ok || k == "" || strings.ContainsAny(k, " \t\n") || strings.ContainsRune(kv, 0):
+		return fmt.Errorf("%q: use KEY=VALUE, e.g. PYTHONPATH=src", kv)
+	case slices.Contains(reservedEnv, k) || strings.HasPrefix(k, "AGENTBOX_"):
+		return fmt.Errorf("%s is set by the grader; a task cannot set it", k)
 	}
 	return nil
 }

@@ -42,6 +42,7 @@ func TestLoadValid(t *testing.T) {
 		Limits:            Limits{Timeout: 90 * time.Second, Memory: 256 << 20, Pids: 32},
 		Reference:         filepath.Join(real, "solution.patch"),
 		Metadata:          map[string]any{"difficulty": "trivial", "tags": []any{"arith", "demo"}},
+		Witnessed:         true, // hidden/agentbox_unittest.py
 	}
 	if diff := cmp.Diff(want, tk, cmpopts.IgnoreUnexported(Task{})); diff != "" {
 		t.Errorf("Load (-want +got):\n%s", diff)
@@ -130,7 +131,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "network secrets", yaml: set("result_format:", "setup: [pip, download]\nnetwork: {allow: [pypi.org], secrets: [x]}\nresult_format:"), file: "task.yaml", msg: "field secrets not found"},
 		{name: "fail_to_pass missing", yaml: set("fail_to_pass:\n  - tests/test_calc.py::CalcTest::test_add\n  - tests/test_calc_hidden.py::HiddenTest::test_commutative\n", ""), field: "fail_to_pass", msg: "missing"},
 		{name: "id in both lists", yaml: set("  - tests/test_calc.py::CalcTest::test_sub", "  - tests/test_calc.py::CalcTest::test_add"), field: "pass_to_pass[0]", msg: "already listed"},
-		{name: "junit id without file", yaml: set("  - tests/test_calc.py::CalcTest::test_sub", "  - test_sub"), field: "pass_to_pass[0]", msg: "FILE::NAME"},
+		{name: "junit id without file", yaml: set("  - tests/test_calc.py::CalcTest::test_sub", "  - test_sub"), field: "pass_to_pass[0]", msg: "use a pytest node id"},
 		{name: "junit id escaping", yaml: set("  - tests/test_calc.py::CalcTest::test_sub", "  - ../x.py::T::t"), field: "pass_to_pass[0]", msg: "FILE::NAME"},
 		{name: "junit id empty part", yaml: set("  - tests/test_calc.py::CalcTest::test_sub", "  - tests/x.py::::t"), field: "pass_to_pass[0]", msg: "empty part"},
 		{name: "id with trailing space", yaml: set("  - tests/test_calc.py::CalcTest::test_sub", "  - 'tests/test_calc.py::CalcTest::test_sub '"), field: "pass_to_pass[0]", msg: "trailing space"},

@@ -11,15 +11,15 @@ import (
 // nothing loadable says what would.
 func TestOpen(t *testing.T) {
 	dir := t.TempDir()
-	all, err := Open(t.Context(), "builtin", "", dir)
+	all, err := Open(t.Context(), "builtin", dir, ImportOptions{})
 	if err != nil || len(all) < 7 {
 		t.Fatalf("builtin: %d tasks, %v", len(all), err)
 	}
-	one, err := Open(t.Context(), all[0].Dir, "", t.TempDir())
+	one, err := Open(t.Context(), all[0].Dir, t.TempDir(), ImportOptions{})
 	if err != nil || len(one) != 1 || one[0].ID != all[0].ID {
 		t.Fatalf("a task directory: %v %v", one, err)
 	}
-	suite, err := Open(t.Context(), filepath.Join(dir, "builtin"), "", t.TempDir())
+	suite, err := Open(t.Context(), filepath.Join(dir, "builtin"), t.TempDir(), ImportOptions{})
 	if err != nil || len(suite) != len(all) {
 		t.Fatalf("a directory of tasks: %d tasks, %v", len(suite), err)
 	}
@@ -29,7 +29,7 @@ func TestOpen(t *testing.T) {
 		filepath.Join(dir, "missing"): "give builtin, a task directory",
 		notes:                         "SWE-bench JSONL",
 	} {
-		if _, err := Open(t.Context(), spec, "", t.TempDir()); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := Open(t.Context(), spec, t.TempDir(), ImportOptions{}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", spec, err, want)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -80,7 +81,8 @@ func runTask(t *testing.T, tk *Task, o runOpts) runResult {
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work, "LANG=C.UTF-8", "TMPDIR=" + tmp}
+	// The sandbox's PATH: a native framework (pytest) comes from the system's python3.
+	env := []string{"PATH=/usr/local/go/bin:/usr/bin:/bin", "HOME=" + work, "LANG=C.UTF-8", "TMPDIR=" + tmp}
 	env = append(env, tk.Env(filepath.Join(work, "scratch"))...)
 	if c := hostGOCACHE(); c != "" && tk.Language == Go {
 		env = append(env, "GOCACHE="+c)
@@ -93,7 +95,11 @@ func runTask(t *testing.T, tk *Task, o runOpts) runResult {
 
 	ctx, cancel := context.WithTimeout(t.Context(), tk.Limits.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, tk.TestCommand[0], tk.TestCommand[1:]...)
+	argv := slices.Clone(tk.TestCommand)
+	for i := range argv {
+		argv[i] = strings.ReplaceAll(argv[i], ResultsVar, results)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = repo
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer
@@ -101,7 +107,10 @@ func runTask(t *testing.T, tk *Task, o runOpts) runResult {
 	err := cmd.Run()
 	var r runResult
 	r.repo = repo
-	r.out = Output{Stdout: stdout.Bytes(), Nonce: nonce}
+	r.out = Output{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
+	if tk.Witnessed {
+		r.out.Nonce = nonce
+	}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
@@ -121,6 +130,9 @@ func runTask(t *testing.T, tk *Task, o runOpts) runResult {
 	r.res, r.err = Parse(tk.ResultFormat, r.out)
 	return r
 }
+
+// outcome is the outcome of id in any of its forms (Results.Find).
+func (r runResult) outcome(id string) Outcome { return r.res.Find([]string{id})[id] }
 
 func tail(s string, n int) string {
 	if len(s) > n {

@@ -133,9 +133,10 @@ func (t *Task) ReadReference() ([]byte, error) {
 
 // Open loads the tasks spec names: "builtin" (extracted under dir), a task
 // directory, a directory of task directories, or a SWE-bench JSONL file
-// (*.jsonl, imported under dir from the local clones in repos, see
-// ImportSWEBench). The caller owns dir and removes it when done.
-func Open(ctx context.Context, spec, repos, dir string) ([]*Task, error) {
+// (*.jsonl, imported under dir by ImportSWEBench with imp: the local clones in
+// imp.Repos, run as imp.Specs and imp.Override say; imp.OutDir is set). The
+// caller owns dir and removes it when done.
+func Open(ctx context.Context, spec, dir string, imp ImportOptions) ([]*Task, error) {
 	if spec == "builtin" {
 		return Builtin(filepath.Join(dir, "builtin"))
 	}
@@ -161,9 +162,9 @@ func Open(ctx context.Context, spec, repos, dir string) ([]*Task, error) {
 		return nil, err
 	}
 	defer f.Close()
-	out := filepath.Join(dir, "swebench")
-	if _, err := ImportSWEBench(ctx, f, ImportOptions{OutDir: out, Repos: repos}); err != nil {
+	imp.OutDir = filepath.Join(dir, "swebench")
+	if _, err := ImportSWEBench(ctx, f, imp); err != nil {
 		return nil, err
 	}
-	return LoadSuite(out)
+	return LoadSuite(imp.OutDir)
 }

@@ -19,24 +19,23 @@ type ImportOptions struct {
 	// Repos holds local git clones with full history. The repository "owner/name"
 	// is looked up at Repos/owner__name, then Repos/owner/name, then Repos/name.
 	Repos string
-	// Language of the imported tasks; default Python.
-	Language Language
-	// TestCommand and ResultFormat become every task's test_command and
-	// result_format. When TestCommand is nil (Python only), the tasks run agentbox's
-	// stdlib unittest runner, hidden/agentbox_unittest.py, copied from the built-in
-	// calc task: [python3, -I, -S, -B, agentbox_unittest.py, DIR...] where the DIRs
-	// are the top-level directories of the test_patch's test files, with junit
-	// results. A TestCommand naming agentbox_unittest.py also gets the runner.
-	TestCommand  []string
-	ResultFormat ResultFormat
-	// PublicTestCommand, when set, is every task's public_test_command.
-	PublicTestCommand []string
-	// Limits of the imported tasks; a zero field keeps the task default.
+	// Specs say how each repository and version runs (a specs file); Override's
+	// set fields win over them (command-line flags for one-off use). What neither
+	// sets is detected per row from the repository (Detect): the project's own
+	// framework, run as the project runs it.
+	Specs    Specs
+	Override Spec
+	// Limits of the imported tasks; a zero field keeps the spec's, else the task
+	// default.
 	Limits Limits
 }
 
-// runnerName is the hidden unittest runner's file name, at the repository root.
-const runnerName = "agentbox_unittest.py"
+// Imported is one task directory ImportSWEBench wrote, and how its tests run.
+type Imported struct {
+	Dir    string
+	ID     string
+	Choice Choice
+}
 
 // ImportError says why one row of a SWE-bench JSONL file was not imported.
 type ImportError struct {
@@ -61,20 +60,20 @@ func (e *ImportError) Unwrap() error { return e.Err }
 
 // ImportSWEBench reads SWE-bench instances, one JSON object per line of r, and
 // writes one task directory per instance under o.OutDir (see the package
-// documentation). It returns the directories written, in input order; each
-// passes Load.
+// documentation). It returns the tasks written, in input order, with the
+// framework each runs with and why; each passes Load.
 //
 // Every row is checked, and each base_commit looked up in its clone, before
 // anything is written; a bad row is an *ImportError naming its line, instance
 // and field. A row that fails later (its reference patch does not apply, say)
-// leaves nothing behind: the returned directories are those written before it.
+// leaves nothing behind: the returned tasks are those written before it.
 // Git runs with a timeout from ctx.
-func ImportSWEBench(ctx context.Context, r io.Reader, o ImportOptions) ([]string, error) {
+func ImportSWEBench(ctx context.Context, r io.Reader, o ImportOptions) ([]Imported, error) {
 	cfg, err := o.check()
 	if err != nil {
 		return nil, fmt.Errorf("import swe-bench: %w", err)
 	}
-	rows, err := readSWERows(r, cfg)
+	rows, err := readSWERows(r)
 	if err != nil {
 		return nil, err
 	}
@@ -108,25 +107,23 @@ func ImportSWEBench(ctx context.Context, r io.Reader, o ImportOptions) ([]string
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("import swe-bench: %w", err)
 	}
-	var dirs []string
+	var done []Imported
 	for _, row := range rows {
 		if err := ctx.Err(); err != nil {
-			return dirs, fmt.Errorf("import swe-bench: %w", err)
+			return done, fmt.Errorf("import swe-bench: %w", err)
 		}
-		dir, err := importRow(ctx, g, cfg, row)
+		im, err := importRow(ctx, g, cfg, row)
 		if err != nil {
-			return dirs, err
+			return done, err
 		}
-		dirs = append(dirs, dir)
+		done = append(done, im)
 	}
-	return dirs, nil
+	return done, nil
 }
 
-// importConfig is ImportOptions checked, with defaults filled in.
+// importConfig is ImportOptions checked, with paths made absolute.
 type importConfig struct {
 	ImportOptions
-	defaultCommand bool // TestCommand is the runner plus per-row directories
-	runner         bool // hidden/ gets agentbox_unittest.py
 }
 
 func (o ImportOptions) check() (*importConfig, error) {
@@ -144,43 +141,8 @@ func (o ImportOptions) check() (*importConfig, error) {
 	if c.Repos, err = filepath.Abs(o.Repos); err != nil {
 		return nil, err
 	}
-	switch c.Language {
-	case "":
-		c.Language = Python
-	case Python, Go:
-	default:
-		return nil, fmt.Errorf("ImportOptions.Language %q: use python or go", o.Language)
-	}
-	switch {
-	case o.TestCommand == nil && c.Language != Python:
-		return nil, errors.New("ImportOptions.TestCommand is required for language go; give the command and its ResultFormat")
-	case o.TestCommand == nil && o.ResultFormat != "" && o.ResultFormat != JUnit:
-		return nil, fmt.Errorf("ImportOptions.ResultFormat %q: the default test command reports junit; give a TestCommand too", o.ResultFormat)
-	case o.TestCommand == nil:
-		c.ResultFormat, c.defaultCommand, c.runner = JUnit, true, true
-	default:
-		if err := checkArgv(o.TestCommand); err != nil {
-			return nil, fmt.Errorf("ImportOptions.TestCommand: %w", err)
-		}
-		switch o.ResultFormat {
-		case JUnit, TAP, ExitCode:
-		case GoTestJSON:
-			if c.Language != Go {
-				return nil, errors.New("ImportOptions.ResultFormat go-test-json needs language go")
-			}
-		default:
-			return nil, fmt.Errorf("ImportOptions.ResultFormat %q: use junit, go-test-json, tap or exit-code", o.ResultFormat)
-		}
-		for _, a := range o.TestCommand {
-			if a == runnerName {
-				c.runner = true
-			}
-		}
-	}
-	if o.PublicTestCommand != nil {
-		if err := checkArgv(o.PublicTestCommand); err != nil {
-			return nil, fmt.Errorf("ImportOptions.PublicTestCommand: %w", err)
-		}
+	if err := o.Override.check(); err != nil {
+		return nil, fmt.Errorf("ImportOptions.Override: %w", err)
 	}
 	l := o.Limits
 	switch {

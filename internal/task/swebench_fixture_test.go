@@ -141,7 +141,7 @@ func (f *sweFix) row() map[string]any {
 		"hints_text":               "see the comment on line 4",
 		"version":                  "1.0",
 		"created_at":               "2020-01-02T03:04:05Z",
-		"environment_setup_commit": f.early, // a real field the importer ignores
+		"environment_setup_commit": f.early, // kept in the metadata
 	}
 }
 

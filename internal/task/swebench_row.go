@@ -34,6 +34,7 @@ type sweRow struct {
 	testFiles        []*gitdiff.File
 	FailToPass       []string
 	PassToPass       []string
+	Version          string // the row's version, which selects its spec
 	metadata         map[string]any
 	clone            string // the local clone of Repo, once found
 }
@@ -44,7 +45,7 @@ func (r *sweRow) errf(field, format string, args ...any) error {
 
 // readSWERows reads and checks every row of r. Blank lines are skipped; fields
 // the importer does not use are ignored.
-func readSWERows(r io.Reader, c *importConfig) ([]*sweRow, error) {
+func readSWERows(r io.Reader) ([]*sweRow, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxSWERow)
 	var rows []*sweRow
@@ -55,7 +56,7 @@ func readSWERows(r io.Reader, c *importConfig) ([]*sweRow, error) {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
-		row, err := parseSWERow(line, sc.Bytes(), c)
+		row, err := parseSWERow(line, sc.Bytes())
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +78,7 @@ func readSWERows(r io.Reader, c *importConfig) ([]*sweRow, error) {
 	return rows, nil
 }
 
-func parseSWERow(line int, data []byte, c *importConfig) (*sweRow, error) {
+func parseSWERow(line int, data []byte) (*sweRow, error) {
 	row := &sweRow{line: line}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil {
@@ -128,15 +129,18 @@ func parseSWERow(line int, data []byte, c *importConfig) (*sweRow, error) {
 	if err := checkGoldPatch(row.Patch); err != nil {
 		return nil, row.errf("patch", "%w", err)
 	}
-	if row.testFiles, err = checkTestPatch(row.TestPatch, c.runner); err != nil {
+	if row.testFiles, err = checkTestPatch(row.TestPatch); err != nil {
 		return nil, row.errf("test_patch", "%w", err)
 	}
-	if err := row.testIDs(m, c.ResultFormat); err != nil {
+	// The result format, hence the id scheme, is known once the tree is: Load
+	// checks the ids in it.
+	if err := row.testIDs(m, ""); err != nil {
 		return nil, err
 	}
 	if row.metadata, err = sweMetadata(m, row); err != nil {
 		return nil, err
 	}
+	row.Version, _ = row.metadata["version"].(string)
 	return row, nil
 }
 
@@ -191,7 +195,7 @@ func (r *sweRow) testIDs(m map[string]json.RawMessage, format ResultFormat) erro
 		var ids []string
 		for i, id := range list {
 			if err := checkTestID(format, id); err != nil {
-				return r.errf(fmt.Sprintf("%s[%d]", f.key, i), "%v; the tasks' result format is %s (ids not in FILE::NAME form, such as Django's \"test (module.Class)\", need converting)", err, format)
+				return r.errf(fmt.Sprintf("%s[%d]", f.key, i), "%v", err)
 			}
 			if prev, dup := seen[id]; dup {
 				if prev == f.key {
@@ -208,7 +212,8 @@ func (r *sweRow) testIDs(m map[string]json.RawMessage, format ResultFormat) erro
 }
 
 // sweMetadata keeps the optional fields that describe an instance. hints_text
-// (issue comments) lands in the metadata, never in what the agent is told.
+// (issue comments) lands in the metadata, never in what the agent is told;
+// origin (where a row built from a project's history came from) too.
 func sweMetadata(m map[string]json.RawMessage, r *sweRow) (map[string]any, error) {
 	md := map[string]any{
 		"source":      "swe-bench",
@@ -216,7 +221,7 @@ func sweMetadata(m map[string]json.RawMessage, r *sweRow) (map[string]any, error
 		"repo":        r.Repo,
 		"base_commit": r.BaseCommit,
 	}
-	for _, key := range []string{"hints_text", "version", "created_at"} {
+	for _, key := range []string{"hints_text", "version", "created_at", "environment_setup_commit", "origin"} {
 		raw, ok := m[key]
 		if !ok || string(raw) == "null" {
 			continue
@@ -261,9 +266,8 @@ func checkGoldPatch(patch string) error {
 
 // checkTestPatch parses the test patch and rejects what cannot become hidden
 // files copied over the repository: deletions and renames (the grader only adds
-// and replaces files), symlinks, paths outside the repository or inside .git,
-// and the runner's own name when the runner is copied in.
-func checkTestPatch(patch string, runner bool) ([]*gitdiff.File, error) {
+// and replaces files), symlinks, and paths outside the repository or inside .git.
+func checkTestPatch(patch string) ([]*gitdiff.File, error) {
 	files, _, err := gitdiff.Parse(strings.NewReader(patch))
 	if err != nil {
 		return nil, fmt.Errorf("not a unified diff: %w", err)
@@ -292,8 +296,6 @@ func checkTestPatch(patch string, runner bool) ([]*gitdiff.File, error) {
 			return nil, fmt.Errorf("renames %s to %s; hidden tests can add and replace files but not delete them, so leave this instance out", f.OldName, f.NewName)
 		case !regularMode(f.OldMode) || !regularMode(f.NewMode):
 			return nil, fmt.Errorf("%s is a symlink or a submodule; hidden test files must be regular files", f.NewName)
-		case runner && f.NewName == runnerName:
-			return nil, fmt.Errorf("changes %s, the name of agentbox's hidden test runner", runnerName)
 		}
 	}
 	return files, nil

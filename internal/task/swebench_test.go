@@ -18,14 +18,21 @@ import (
 
 func importRows(t *testing.T, o ImportOptions, input string) ([]string, error) {
 	t.Helper()
-	return ImportSWEBench(t.Context(), strings.NewReader(input), o)
+	done, err := ImportSWEBench(t.Context(), strings.NewReader(input), o)
+	var dirs []string
+	for _, im := range done {
+		dirs = append(dirs, im.Dir)
+	}
+	return dirs, err
 }
 
 // TestImportSWEBench imports one instance from a real repository and checks the
-// task directory: it loads with the row's fields, repo/ is the base tree with a
-// .git holding base and its ancestors and nothing else, the hidden tests are in
-// hidden/ only, and the reference resolves the task while the starting code does
-// not (run on the host, as the built-in suite's acceptance test does).
+// task directory: it loads with the row's fields and the framework detected (a
+// unittest project, run with python -m unittest -v on the test patch's modules),
+// repo/ is the base tree with a .git holding base and its ancestors and nothing
+// else, the hidden tests are in hidden/ only, and the reference resolves the task
+// while the starting code does not (run on the host, as the built-in suite's
+// acceptance test does).
 func TestImportSWEBench(t *testing.T) {
 	f := sweFixt(t)
 	out := t.TempDir()
@@ -52,20 +59,22 @@ func TestImportSWEBench(t *testing.T) {
 			"Statement":   row["problem_statement"],
 			"Language":    Python,
 			"PublicTests": []string{"tests/test_calc.py"},
-			"HiddenFiles": []string{"agentbox_unittest.py", "tests/test_calc.py", "tests/test_calc_hidden.py"},
-			"TestCommand": []string{"python3", "-I", "-S", "-B", "agentbox_unittest.py", "tests"},
-			"PublicTest":  []string{"python3", "-B", "-m", "unittest", "-v"},
-			"Format":      JUnit,
+			"HiddenFiles": []string{"tests/test_calc.py", "tests/test_calc_hidden.py"},
+			"TestCommand": []string{"python3", "-m", "unittest", "-v", "tests.test_calc", "tests.test_calc_hidden"},
+			"PublicTest":  []string{"python3", "-m", "unittest", "-v"},
+			"Format":      Unittest,
+			"Witnessed":   false,
 			"FailToPass":  row["FAIL_TO_PASS"],
 			"PassToPass":  row["PASS_TO_PASS"],
 			"Limits":      Limits{DefaultTimeout, DefaultMemory, DefaultPids},
 			"Metadata": map[string]any{"source": "swe-bench", "instance_id": "acme__calc-1", "repo": "acme/calc",
-				"base_commit": f.base, "hints_text": "see the comment on line 4", "version": "1.0", "created_at": "2020-01-02T03:04:05Z"},
+				"base_commit": f.base, "hints_text": "see the comment on line 4", "version": "1.0", "created_at": "2020-01-02T03:04:05Z",
+				"framework": "unittest", "environment_setup_commit": f.early},
 		}
 		got := map[string]any{
 			"ID": tk.ID, "Title": tk.Title, "Statement": tk.Statement, "Language": tk.Language,
 			"PublicTests": tk.PublicTests, "HiddenFiles": tk.HiddenFiles, "TestCommand": tk.TestCommand,
-			"PublicTest": tk.PublicTestCommand, "Format": tk.ResultFormat, "FailToPass": tk.FailToPass,
+			"PublicTest": tk.PublicTestCommand, "Format": tk.ResultFormat, "Witnessed": tk.Witnessed, "FailToPass": tk.FailToPass,
 			"PassToPass": tk.PassToPass, "Limits": tk.Limits, "Metadata": tk.Metadata,
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
@@ -73,10 +82,6 @@ func TestImportSWEBench(t *testing.T) {
 		}
 		if ref, err := tk.ReadReference(); err != nil || string(ref) != f.gold {
 			t.Errorf("reference = %q, %v; want the gold patch", ref, err)
-		}
-		runner := unittestRunner
-		if got := mustRead(t, filepath.Join(tk.Hidden, "agentbox_unittest.py")); len(runner) == 0 || string(got) != string(runner) {
-			t.Error("hidden/agentbox_unittest.py is not the built-in runner")
 		}
 	})
 
@@ -177,7 +182,7 @@ func TestImportSWEBench(t *testing.T) {
 			t.Fatalf("Parse: %v\n%s", r.err, r.log)
 		}
 		for _, id := range slices.Concat(tk.FailToPass, tk.PassToPass) {
-			if o := r.res.Outcome(id); o != OutcomePass {
+			if o := r.outcome(id); o != OutcomePass {
 				t.Errorf("gold patch: %s is %q, want pass\n%s", id, o, r.log)
 			}
 		}
@@ -186,12 +191,12 @@ func TestImportSWEBench(t *testing.T) {
 			t.Fatalf("Parse: %v\n%s", r.err, r.log)
 		}
 		for _, id := range tk.FailToPass {
-			if o := r.res.Outcome(id); o != OutcomeFail {
+			if o := r.outcome(id); o != OutcomeFail {
 				t.Errorf("starting code: fail_to_pass %s is %q, want fail\n%s", id, o, r.log)
 			}
 		}
 		for _, id := range tk.PassToPass {
-			if o := r.res.Outcome(id); o != OutcomePass {
+			if o := r.outcome(id); o != OutcomePass {
 				t.Errorf("starting code: pass_to_pass %s is %q, want pass\n%s", id, o, r.log)
 			}
 		}
@@ -243,35 +248,51 @@ func TestImportSWEBenchDatasetShapes(t *testing.T) {
 	}
 }
 
-// TestImportSWEBenchCommand: a given test command and format are written as they
-// are, without the runner unless the command names it.
-func TestImportSWEBenchCommand(t *testing.T) {
+// TestImportSWEBenchSpecs: a spec for the row's repository and version sets the
+// framework and environment, a "*" spec applies to other versions, and the
+// override (the command line's flags) wins over both; each says why.
+func TestImportSWEBenchSpecs(t *testing.T) {
 	f := sweFixt(t)
+	specs := Specs{"acme/calc": {
+		"1.0": {Framework: Pytest, Env: []string{"PYTHONPATH=lib"}},
+		"*":   {Framework: Command, TestCommand: []string{"make", "check"}, ResultFormat: TAP},
+	}}
+	pytestCmd := append(slices.Clone(pytestCommand), "tests/test_calc.py", "tests/test_calc_hidden.py")
 	for _, tc := range []struct {
-		name   string
-		cmd    []string
-		runner bool
+		name      string
+		version   string
+		override  Spec
+		framework Framework
+		cmd       []string
+		format    ResultFormat
+		env       []string
 	}{
-		{"pytest", []string{"python3", "-m", "pytest", "-p", "no:cacheprovider", "--junitxml=out.xml"}, false},
-		{"runner", []string{"python3", "-I", "-S", "-B", "agentbox_unittest.py", "tests"}, true},
+		{"exact version", "1.0", Spec{}, Pytest, pytestCmd, JUnit, []string{"PYTHONPATH=lib"}},
+		{"any version", "2.0", Spec{}, Command, []string{"make", "check"}, TAP, nil},
+		{"override", "1.0", Spec{Framework: PyUnittest}, PyUnittest, []string{"python3", "-m", "unittest", "-v", "tests.test_calc", "tests.test_calc_hidden"}, Unittest, []string{"PYTHONPATH=lib"}},
+		{"override command", "1.0", Spec{TestCommand: []string{"python3", "run.py"}, ResultFormat: ExitCode}, Pytest, []string{"python3", "run.py"}, ExitCode, []string{"PYTHONPATH=lib"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			o := ImportOptions{OutDir: t.TempDir(), Repos: f.repos, TestCommand: tc.cmd, ResultFormat: JUnit,
-				PublicTestCommand: []string{"python3", "-m", "unittest", "tests.test_calc"}}
-			dirs, err := importRows(t, o, jsonl(t, f.row()))
+			row := f.row()
+			row["version"] = tc.version
+			if tc.format == ExitCode {
+				row["FAIL_TO_PASS"], row["PASS_TO_PASS"] = []string{ExitCodeID}, []string{}
+			}
+			o := ImportOptions{OutDir: t.TempDir(), Repos: f.repos, Specs: specs, Override: tc.override}
+			done, err := ImportSWEBench(t.Context(), strings.NewReader(jsonl(t, row)), o)
 			if err != nil {
 				t.Fatal(err)
 			}
-			tk, err := Load(dirs[0])
+			if done[0].Choice.Framework != tc.framework || done[0].Choice.Reason == "" {
+				t.Errorf("choice %+v, want %s with a reason", done[0].Choice, tc.framework)
+			}
+			tk, err := Load(done[0].Dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(tk.TestCommand, tc.cmd) || !slices.Equal(tk.PublicTestCommand, o.PublicTestCommand) {
-				t.Errorf("commands %q, %q", tk.TestCommand, tk.PublicTestCommand)
-			}
-			if got := slices.Contains(tk.HiddenFiles, "agentbox_unittest.py"); got != tc.runner {
-				t.Errorf("runner in hidden/ = %v, want %v", got, tc.runner)
+			if !slices.Equal(tk.TestCommand, tc.cmd) || tk.ResultFormat != tc.format || !slices.Equal(tk.Environ, tc.env) {
+				t.Errorf("test_command %q, result_format %s, env %q; want %q, %s, %q", tk.TestCommand, tk.ResultFormat, tk.Environ, tc.cmd, tc.format, tc.env)
 			}
 		})
 	}
@@ -319,7 +340,7 @@ func TestImportSWEBenchRowErrors(t *testing.T) {
 		{name: "FAIL_TO_PASS empty", mutate: set("FAIL_TO_PASS", "[]"), field: "FAIL_TO_PASS", msg: "empty"},
 		{name: "FAIL_TO_PASS a number", mutate: set("FAIL_TO_PASS", 3), field: "FAIL_TO_PASS", msg: "want a JSON array"},
 		{name: "FAIL_TO_PASS string of one id", mutate: set("FAIL_TO_PASS", "tests/test_calc.py::CalcTest::test_add"), field: "FAIL_TO_PASS", msg: "does not hold a JSON array"},
-		{name: "FAIL_TO_PASS django id", mutate: set("FAIL_TO_PASS", []string{"test_add (tests.test_calc.CalcTest)"}), field: "FAIL_TO_PASS[0]", msg: "need converting"},
+		{name: "FAIL_TO_PASS blank id", mutate: set("FAIL_TO_PASS", []string{" test_add"}), field: "FAIL_TO_PASS[0]", msg: "leading or trailing space"},
 		{name: "id in both lists", mutate: set("PASS_TO_PASS", []string{"tests/test_calc.py::CalcTest::test_add"}), field: "PASS_TO_PASS[0]", msg: "also in FAIL_TO_PASS"},
 		{name: "version an object", mutate: set("version", map[string]int{"a": 1}), field: "version", msg: "want a JSON string"},
 		{name: "patch not a diff", mutate: set("patch", "fix it\n"), field: "patch", msg: "no file changes"},
@@ -327,7 +348,6 @@ func TestImportSWEBenchRowErrors(t *testing.T) {
 		{name: "test_patch outside the repo", mutate: set("test_patch", newFile("../evil.py")), field: "test_patch", msg: "not a clean path inside the repository"},
 		{name: "test_patch in .git", mutate: set("test_patch", newFile(".git/hooks/post-checkout")), field: "test_patch", msg: "inside .git"},
 		{name: "test_patch renames", mutate: set("test_patch", "diff --git a/tests/test_calc.py b/tests/test_x.py\nsimilarity index 100%\nrename from tests/test_calc.py\nrename to tests/test_x.py\n"), field: "test_patch", msg: "renames"},
-		{name: "test_patch replaces the runner", mutate: set("test_patch", newFile("agentbox_unittest.py")), field: "test_patch", msg: "hidden test runner"},
 		{name: "duplicate instance", input: jsonl(t, f.row()) + "\n" + jsonl(t, f.row()), line: 3, field: "instance_id", msg: "also on line 1"},
 		{name: "bad second row", input: jsonl(t, f.row()) + `{"instance_id": "x"}` + "\n", line: 2, field: "repo", msg: "missing"},
 	}
@@ -363,7 +383,7 @@ func TestImportSWEBenchLateErrors(t *testing.T) {
 		{"gold touches a test", "patch", strings.ReplaceAll(f.testPatch, "tests/test_calc_hidden.py", "tests/test_other.py"), "patch", `protected path "tests/test_calc.py"`},
 		{"gold does not apply", "patch", strings.Replace(f.gold, "-    return a - b", "-    return a / b", 1), "patch", "does not apply to repo/calc.py"},
 		{"test_patch does not apply", "test_patch", strings.Replace(f.testPatch, "-from calc import sub", "-from calc import div", 1), "test_patch", "does not apply to repo/tests/test_calc.py"},
-		{"test_patch without test modules", "test_patch", "diff --git a/docs/x.txt b/docs/x.txt\nnew file mode 100644\n--- /dev/null\n+++ b/docs/x.txt\n@@ -0,0 +1 @@\n+x\n", "test_patch", "no test*.py module"},
+		{"test_patch without test modules", "test_patch", "diff --git a/docs/x.txt b/docs/x.txt\nnew file mode 100644\n--- /dev/null\n+++ b/docs/x.txt\n@@ -0,0 +1 @@\n+x\n", "test_patch", "no test*.py or *_test.py module"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -420,13 +440,13 @@ func TestImportSWEBenchOptions(t *testing.T) {
 	}{
 		{"no OutDir", func(o *ImportOptions) { o.OutDir = "" }, "OutDir is empty"},
 		{"no Repos", func(o *ImportOptions) { o.Repos = "" }, "Repos is empty"},
-		{"unknown language", func(o *ImportOptions) { o.Language = "rust" }, `Language "rust"`},
-		{"go without a command", func(o *ImportOptions) { o.Language = Go }, "TestCommand is required for language go"},
-		{"format without a command", func(o *ImportOptions) { o.ResultFormat = TAP }, "default test command reports junit"},
-		{"command without a format", func(o *ImportOptions) { o.TestCommand = []string{"pytest"} }, `ResultFormat ""`},
-		{"empty program", func(o *ImportOptions) { o.TestCommand, o.ResultFormat = []string{""}, JUnit }, "TestCommand: missing or empty program"},
-		{"go-test-json for python", func(o *ImportOptions) { o.TestCommand, o.ResultFormat = []string{"go"}, GoTestJSON }, "needs language go"},
-		{"empty public command", func(o *ImportOptions) { o.PublicTestCommand = []string{} }, "PublicTestCommand: missing"},
+		{"unknown language", func(o *ImportOptions) { o.Override.Language = "rust" }, `language "rust"`},
+		{"unknown framework", func(o *ImportOptions) { o.Override.Framework = "nose" }, `framework "nose"`},
+		{"command without a format", func(o *ImportOptions) { o.Override.Framework, o.Override.TestCommand = Command, []string{"pytest"} }, "needs test_command and result_format"},
+		{"empty program", func(o *ImportOptions) { o.Override.TestCommand = []string{""} }, "test_command: missing or empty program"},
+		{"go-test-json for python", func(o *ImportOptions) { o.Override.ResultFormat = GoTestJSON }, "needs language go"},
+		{"empty public command", func(o *ImportOptions) { o.Override.PublicTestCommand = []string{} }, "public_test_command: missing"},
+		{"reserved env", func(o *ImportOptions) { o.Override.Env = []string{"AGENTBOX_NONCE=x"} }, "set by the grader"},
 		{"negative timeout", func(o *ImportOptions) { o.Limits.Timeout = -time.Second }, "Limits.Timeout"},
 		{"tiny memory", func(o *ImportOptions) { o.Limits.Memory = 1000 }, "Limits.Memory"},
 		{"negative pids", func(o *ImportOptions) { o.Limits.Pids = -1 }, "Limits.Pids"},
@@ -492,12 +512,11 @@ func FuzzSWERow(f *testing.F) {
 	}
 	f.Add(seed)
 	f.Add([]byte(`{"instance_id":"x","FAIL_TO_PASS":"\"[]\""}`))
-	cfg := &importConfig{ImportOptions: ImportOptions{Language: Python, ResultFormat: JUnit}, runner: true, defaultCommand: true}
-	if _, err := parseSWERow(1, seed, cfg); err != nil {
+	if _, err := parseSWERow(1, seed); err != nil {
 		f.Fatalf("the seed row is rejected, so the fuzzer would never reach the accepted branch: %v", err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		row, err := parseSWERow(7, data, cfg)
+		row, err := parseSWERow(7, data)
 		if err != nil {
 			var e *ImportError
 			if !errors.As(err, &e) || e.Line != 7 {
@@ -518,13 +537,13 @@ func FuzzSWERow(f *testing.F) {
 			t.Fatal("accepted a test patch without files")
 		}
 		for _, tf := range row.testFiles {
-			if tf.IsDelete || tf.IsRename || checkPatchName(tf.NewName) != nil || tf.NewName == runnerName {
+			if tf.IsDelete || tf.IsRename || checkPatchName(tf.NewName) != nil {
 				t.Fatalf("accepted the test patch file %+v", tf)
 			}
 		}
 		seen := map[string]bool{}
 		for _, id := range slices.Concat(row.FailToPass, row.PassToPass) {
-			if seen[id] || checkTestID(JUnit, id) != nil {
+			if seen[id] || checkTestID("", id) != nil {
 				t.Fatalf("accepted test id %q (duplicate or malformed)", id)
 			}
 			seen[id] = true

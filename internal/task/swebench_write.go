@@ -2,7 +2,6 @@ package task
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"maps"
@@ -27,8 +26,10 @@ type sweFile struct {
 	Statement         string         `yaml:"statement"`
 	Language          Language       `yaml:"language"`
 	PublicTests       []string       `yaml:"public_tests,omitempty"`
+	Setup             []string       `yaml:"setup,flow,omitempty"`
 	TestCommand       []string       `yaml:"test_command,flow"`
 	PublicTestCommand []string       `yaml:"public_test_command,flow,omitempty"`
+	Env               []string       `yaml:"env,flow,omitempty"`
 	ResultFormat      ResultFormat   `yaml:"result_format"`
 	FailToPass        []string       `yaml:"fail_to_pass"`
 	PassToPass        []string       `yaml:"pass_to_pass,omitempty"`
@@ -40,11 +41,11 @@ type sweFile struct {
 // importRow writes the task directory of one checked row. It builds the task in
 // a temporary directory next to the final one, loads it, and only then renames
 // it into place; on failure nothing is left behind.
-func importRow(ctx context.Context, g *gitRunner, c *importConfig, row *sweRow) (dir string, err error) {
+func importRow(ctx context.Context, g *gitRunner, c *importConfig, row *sweRow) (im Imported, err error) {
 	final := filepath.Join(c.OutDir, row.InstanceID)
 	tmp, err := os.MkdirTemp(c.OutDir, "."+row.InstanceID+".tmp-")
 	if err != nil {
-		return "", fmt.Errorf("import swe-bench: %w", err)
+		return im, fmt.Errorf("import swe-bench: %w", err)
 	}
 	defer func() {
 		if err != nil {
@@ -53,35 +54,32 @@ func importRow(ctx context.Context, g *gitRunner, c *importConfig, row *sweRow) 
 	}()
 	repo := filepath.Join(tmp, "repo")
 	if err := g.export(ctx, row.clone, row.BaseCommit, repo); err != nil {
-		return "", row.errf("base_commit", "export the tree: %w", err)
+		return im, row.errf("base_commit", "export the tree: %w", err)
 	}
 	hidden, public, err := applyTestPatch(repo, row.testFiles)
 	if err != nil {
-		return "", row.errf("test_patch", "%w", err)
+		return im, row.errf("test_patch", "%w", err)
 	}
-	f, err := c.taskFile(row, hidden, public)
+	f, choice, err := c.taskFile(row, repo, hidden, public)
 	if err != nil {
-		return "", err
-	}
-	if c.runner {
-		hidden[runnerName] = unittestRunner
+		return im, err
 	}
 	if err := writeTask(tmp, f, hidden, row.Patch); err != nil {
-		return "", row.errf("", "write the task: %w", err)
+		return im, row.errf("", "write the task: %w", err)
 	}
 	tk, err := Load(tmp)
 	if err != nil {
-		return "", row.loadError(tmp, err)
+		return im, row.loadError(tmp, err)
 	}
 	if tk.Statement != row.ProblemStatement {
-		return "", row.errf("problem_statement", "did not survive the round trip through task.yaml")
+		return im, row.errf("problem_statement", "did not survive the round trip through task.yaml")
 	}
 	// os.Rename never replaces a directory, so a task directory that appeared since
 	// the check in ImportSWEBench is not overwritten.
 	if err := os.Rename(tmp, final); err != nil {
-		return "", row.errf("instance_id", "%w; remove it or import into another directory", err)
+		return im, row.errf("instance_id", "%w; remove it or import into another directory", err)
 	}
-	return final, nil
+	return Imported{Dir: final, ID: row.InstanceID, Choice: choice}, nil
 }
 
 // loadError explains why the task built from row does not load, naming the row's
@@ -154,65 +152,49 @@ func noLinkAncestor(repo, name string) error {
 	return nil
 }
 
-// taskFile builds the task.yaml of row.
-func (c *importConfig) taskFile(row *sweRow, hidden map[string][]byte, public []string) (*sweFile, error) {
+// taskFile builds the task.yaml of row, whose base tree is in repo: its spec
+// (from the specs, the override and detection) turned into commands.
+func (c *importConfig) taskFile(row *sweRow, repo string, hidden map[string][]byte, public []string) (*sweFile, Choice, error) {
+	sp, _ := c.Specs.lookup(row.Repo, row.Version)
+	sp = sp.merge(c.Override)
+	rc, err := newRunConfig(sp, repo, row.testFiles, hidden)
+	if tp, ok := err.(errTestPatch); ok {
+		return nil, Choice{}, row.errf("test_patch", "%w", tp.error)
+	}
+	if err != nil {
+		return nil, Choice{}, row.errf("", "%w", err)
+	}
 	f := &sweFile{
 		ID:                row.InstanceID,
 		Title:             sweTitle(row.InstanceID, row.ProblemStatement),
 		Statement:         row.ProblemStatement,
-		Language:          c.Language,
+		Language:          rc.Language,
 		PublicTests:       public,
-		TestCommand:       c.TestCommand,
-		PublicTestCommand: c.PublicTestCommand,
-		ResultFormat:      c.ResultFormat,
+		Setup:             rc.Setup,
+		TestCommand:       rc.TestCommand,
+		PublicTestCommand: rc.PublicTestCommand,
+		ResultFormat:      rc.ResultFormat,
+		Env:               rc.Env,
 		FailToPass:        row.FailToPass,
 		PassToPass:        row.PassToPass,
 		Reference:         "solution.patch",
 		Metadata:          row.metadata,
 	}
-	if c.defaultCommand {
-		dirs, err := testDirs(hidden)
-		if err != nil {
-			return nil, row.errf("test_patch", "%w", err)
-		}
-		f.TestCommand = append([]string{"python3", "-I", "-S", "-B", runnerName}, dirs...)
+	f.Metadata["framework"] = string(rc.choice.Framework)
+	fl := fileLimits{Timeout: sp.Timeout, Memory: sp.Memory, Pids: sp.Pids}
+	if l := c.Limits; l.Timeout != 0 {
+		fl.Timeout = l.Timeout.String()
 	}
-	if l := c.Limits; l != (Limits{}) {
-		f.Limits = &fileLimits{}
-		if l.Timeout != 0 {
-			f.Limits.Timeout = l.Timeout.String()
-		}
-		if l.Memory != 0 {
-			f.Limits.Memory = quantity.FormatSize(l.Memory)
-		}
-		if l.Pids != 0 {
-			f.Limits.Pids = quantity.FormatCount(l.Pids)
-		}
+	if l := c.Limits; l.Memory != 0 {
+		fl.Memory = quantity.FormatSize(l.Memory)
 	}
-	return f, nil
-}
-
-// testDirs returns the top-level directories holding the test patch's test
-// modules (test*.py, what the runner discovers), "." for modules at the root.
-func testDirs(files map[string][]byte) ([]string, error) {
-	var dirs []string
-	for name := range files {
-		if base := path.Base(name); !strings.HasPrefix(base, "test") || !strings.HasSuffix(base, ".py") {
-			continue
-		}
-		top, _, ok := strings.Cut(name, "/")
-		if !ok {
-			top = "."
-		}
-		if !slices.Contains(dirs, top) {
-			dirs = append(dirs, top)
-		}
+	if l := c.Limits; l.Pids != 0 {
+		fl.Pids = quantity.FormatCount(l.Pids)
 	}
-	if len(dirs) == 0 {
-		return nil, errors.New("adds or changes no test*.py module for the unittest runner to discover; give ImportOptions.TestCommand")
+	if fl != (fileLimits{}) {
+		f.Limits = &fl
 	}
-	slices.Sort(dirs)
-	return dirs, nil
+	return f, rc.choice, nil
 }
 
 // sweTitle is the instance id and the first non-blank line of the statement, on
@@ -259,11 +241,3 @@ func writeTask(dir string, f *sweFile, hidden map[string][]byte, patch string) e
 	}
 	return nil
 }
-
-// unittestRunner is the stdlib unittest runner SWE-bench imports get by default
-// (ImportOptions.TestCommand). It runs the tests in the process of the code under
-// test, so it can only make forgery hard; the built-in tasks are judged out of
-// process instead (builtin/agentbox_judge.py).
-//
-//go:embed agentbox_unittest.py
-var unittestRunner []byte

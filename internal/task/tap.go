@@ -56,7 +56,7 @@ func parseTAP(data []byte) (Results, error) {
 			if desc == "" {
 				desc = num
 			}
-			r.add(desc, o)
+			r.addKeyed(desc, TestKey{Name: desc}, o)
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -13,6 +13,7 @@ type Language string
 const (
 	Python Language = "python"
 	Go     Language = "go"
+	Node   Language = "node"
 )
 
 // ResultFormat names how a task's test command reports results (see Parse).
@@ -28,9 +29,18 @@ const (
 	// TAP is Test Anything Protocol on standard output. Nothing vouches for it: use
 	// it only for test commands whose output the code under test cannot reach.
 	TAP ResultFormat = "tap"
+	// Unittest is the verbose log (-v) of Python's unittest runner on standard
+	// error: "test_x (module.Class.test_x) ... ok" lines, as Django's runtests.py
+	// and python -m unittest -v print them.
+	Unittest ResultFormat = "unittest"
 	// ExitCode is one pass/fail verdict from the exit status of the test command.
 	ExitCode ResultFormat = "exit-code"
 )
+
+// ResultsVar in an argument of setup or test_command is replaced by the path of
+// the results file the grader reads for junit ($AGENTBOX_RESULTS): a native
+// runner is told where to write it, as in --junitxml=${AGENTBOX_RESULTS}.
+const ResultsVar = "${" + EnvResults + "}"
 
 // ExitCodeID is the only test id of a task whose result format is exit-code.
 const ExitCodeID = "exit-code"
@@ -50,6 +60,8 @@ func DefaultPublicTestCommand(lang Language) []string {
 		return []string{"python3", "-B", "-m", "unittest", "-v"}
 	case Go:
 		return []string{"go", "test", "./..."}
+	case Node:
+		return []string{"node", "--test"}
 	}
 	return nil
 }
@@ -85,6 +97,9 @@ type Task struct {
 	Setup       []string       // argv run from the repository root before the tests; may be nil
 	Network     *egress.Policy // what Setup may reach (nil: nothing); the tests never have one
 	TestCommand []string       // argv run from the repository root
+	// Environ holds KEY=VALUE variables added to the environment of every command
+	// of the task (setup, tests, the agent's public tests), e.g. PYTHONPATH=src.
+	Environ []string
 	// PublicTestCommand is the argv the agent's test tool runs from the repository
 	// root to see the public tests; DefaultPublicTestCommand when task.yaml has none.
 	// Nothing vouches for its output: it informs the agent and never grades.
@@ -95,6 +110,14 @@ type Task struct {
 	Limits            Limits
 	Reference         string // a patch to Repo that resolves the task
 	Metadata          map[string]any
+
+	// Witnessed is true when agentbox's own runner produces the results (the hidden
+	// files include agentbox_unittest.py, agentbox_judge.py or
+	// agentbox_witness_test.go): they must then carry each run's nonce, and the exit
+	// status must agree with them. Tasks run by their project's own framework
+	// (pytest, unittest, go test, node --test) are not witnessed: their results are
+	// read as the framework reports them (see the package documentation).
+	Witnessed bool
 
 	protected []pattern
 }

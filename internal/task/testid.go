@@ -54,21 +54,34 @@ func checkTestID(format ResultFormat, id string) error {
 		return fmt.Errorf("test id %q contains a control character", id)
 	}
 	switch format {
-	case JUnit:
-		file, rest, ok := strings.Cut(id, "::")
-		if !ok || file == "" || rest == "" || path.IsAbs(file) || path.Clean(file) != file || strings.HasPrefix(file, "../") {
-			return fmt.Errorf("junit test id %q: use FILE::NAME or FILE::CLASS::METHOD, FILE relative to the repository root, e.g. tests/test_billing.py::BillingTest::test_one_gram", id)
+	case JUnit, Unittest:
+		if djangoIDRE.MatchString(id) {
+			return nil
 		}
-		for part := range strings.SplitSeq(rest, "::") {
-			if part == "" {
-				return fmt.Errorf("junit test id %q has an empty part", id)
+		if strings.Contains(id, "::") {
+			file, rest, _ := strings.Cut(id, "::")
+			if file == "" || rest == "" || path.IsAbs(file) || path.Clean(file) != file || strings.HasPrefix(file, "../") {
+				return fmt.Errorf("junit test id %q: use FILE::NAME or FILE::CLASS::METHOD, FILE relative to the repository root, e.g. tests/test_billing.py::BillingTest::test_one_gram", id)
 			}
+			head, _, _ := strings.Cut(rest, "[")
+			for part := range strings.SplitSeq(head, "::") {
+				if part == "" {
+					return fmt.Errorf("junit test id %q has an empty part", id)
+				}
+			}
+			return nil
+		}
+		if k, _ := ParseTestKey(id); k.Class == "" || strings.ContainsAny(id, " ") {
+			return fmt.Errorf("%s test id %q: use a pytest node id (tests/test_x.py::TestC::test_m), a dotted id (tests.test_x.TestC.test_m) or Django's form (test_m (tests.test_x.TestC))", format, id)
 		}
 	case GoTestJSON:
 		pkg, name, ok := strings.Cut(id, "::")
-		if !ok || pkg == "" || strings.ContainsAny(pkg, " :") || strings.ContainsRune(name, ' ') ||
+		if !ok {
+			pkg, name = "-", id // a bare test name, matched in whichever package reports it
+		}
+		if pkg == "" || strings.ContainsAny(pkg, " :") || strings.ContainsRune(name, ' ') ||
 			!(strings.HasPrefix(name, "Test") || strings.HasPrefix(name, "Example") || strings.HasPrefix(name, "Fuzz")) {
-			return fmt.Errorf("go-test-json test id %q: use IMPORTPATH::TestName (subtests as TestName/sub), e.g. example.com/retry::TestDo", id)
+			return fmt.Errorf("go-test-json test id %q: use IMPORTPATH::TestName or TestName (subtests as TestName/sub), e.g. example.com/retry::TestDo", id)
 		}
 	}
 	return nil

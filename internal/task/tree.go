@@ -37,6 +37,7 @@ func (l *loader) trees(t *Task) error {
 		}
 	}
 	t.HiddenFiles = hiddenFiles
+	t.Witnessed = slices.ContainsFunc(hiddenFiles, func(f string) bool { return slices.Contains(witnessFiles, path.Base(f)) })
 
 	for i, g := range t.PublicTests {
 		p, _ := compileGlob(g)
@@ -56,6 +57,10 @@ func (l *loader) trees(t *Task) error {
 	}
 	return nil
 }
+
+// witnessFiles are the hidden files of agentbox's own runners, whose results carry
+// the nonce (Task.Witnessed).
+var witnessFiles = []string{"agentbox_unittest.py", "agentbox_judge.py", "agentbox_witness_test.go"}
 
 // walk lists the regular files and symlinks (as slash paths relative to root,
 // sorted) and the directories under root. It rejects anything else, symlinks that

@@ -28,14 +28,18 @@ func ms(n int64) string {
 
 func usd(v float64) string { return fmt.Sprintf("$%.4f", v) }
 
-// split is "passed/total" of a group of tests.
+// split is "passed/total" of a group of tests, and how many of them did not run.
 func split(s grade.Split) string {
-	return fmt.Sprintf("%d/%d", len(s.Passed), len(s.Passed)+len(s.Failed))
+	out := fmt.Sprintf("%d/%d", len(s.Passed), len(s.Passed)+len(s.Failed)+len(s.Missing))
+	if len(s.Missing) > 0 {
+		out += fmt.Sprintf(" (%d missing)", len(s.Missing))
+	}
+	return out
 }
 
 // row is an attempt's cells in the results table, in the order of columns.
 func row(a Attempt) []string {
-	return []string{a.Task, fmt.Sprint(a.Attempt), a.Outcome(),
+	return []string{a.Task, fmt.Sprint(a.Attempt), string(a.outcome()),
 		split(a.Verdict.FailToPass), split(a.Verdict.PassToPass),
 		fmt.Sprint(a.Steps), ms(a.AgentMS), ms(a.GradeMS), usd(a.CostUSD)}
 }
@@ -54,14 +58,17 @@ func totalMS(r *Report) int64 {
 	return r.FinishedAt.Sub(r.StartedAt).Milliseconds()
 }
 
-// summaryLine is the one-line summary shared by every format. The rate's
-// denominator leaves out the attempts the harness failed, as Summary does.
+// summaryLine is the one-line summary shared by every format: the strict
+// resolved rate over every attempt, beside it in brackets the rate over the
+// graded attempts when errors leave some out, and every outcome's count.
 func summaryLine(r *Report, s Summary) string {
-	graded := s.Attempts - s.InfraErrors - s.Errors
 	var b strings.Builder
-	fmt.Fprintf(&b, "resolved %d/%d (%.1f%%) of %d attempts; tasks resolved %d/%d; tampered %d; infra errors %d; errors %d; total time %s; cost %s",
-		s.Resolved, graded, 100*s.ResolvedRate, s.Attempts, s.TasksResolved, s.Tasks,
-		s.Tampered, s.InfraErrors, s.Errors, ms(totalMS(r)), usd(s.CostUSD))
+	fmt.Fprintf(&b, "resolved %d/%d (%.1f%%)", s.Resolved, s.Attempts, 100*s.ResolvedRate)
+	if g := s.Graded(); g != s.Attempts {
+		fmt.Fprintf(&b, " [%.1f%% of %d graded]", 100*s.GradedRate, g)
+	}
+	fmt.Fprintf(&b, "; tasks resolved %d/%d; unresolved %d, tampered %d, harness_error %d, infra_error %d, model_error %d; total time %s; cost %s",
+		s.TasksResolved, s.Tasks, s.Unresolved, s.Tampered, s.HarnessErrors, s.InfraErrors, s.ModelErrors, ms(totalMS(r)), usd(s.CostUSD))
 	if r.Interrupted {
 		b.WriteString("; interrupted: unfinished attempts are absent")
 	}

@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/agentbox/agentbox/internal/grade"
 )
 
 //go:embed report.html.tmpl
@@ -75,7 +77,7 @@ func writeHTML(w io.Writer, root *os.Root, r *Report, s Summary) error {
 	for i, a := range r.Attempts {
 		v := attemptView{A: a, ID: fmt.Sprintf("attempt-%d", i+1),
 			AgentTime: ms(a.AgentMS), GradeTime: ms(a.GradeMS), Cost: usd(a.CostUSD),
-			Open:   a.Outcome() != "resolved",
+			Open:   a.outcome() != grade.Resolved,
 			Graded: !reflect.ValueOf(a.Verdict).IsZero()}
 		for j, c := range row(a) {
 			cl := cell{Text: c}

@@ -37,7 +37,7 @@ func markdown(w io.Writer, r *Report, s Summary) error {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "\n**%s**\n", mdCell(summaryLine(r, s)))
+	fmt.Fprintf(&b, "\n**%s**\n", mdEscaper.Replace(oneLine(summaryLine(r, s), 1000)))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

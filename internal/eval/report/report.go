@@ -35,11 +35,14 @@ type Attempt struct {
 	// (the Verdict) and test.log (the graded test command's output).
 	Dir string `json:"dir"`
 
-	Resolved   bool   `json:"resolved"`
-	Tampered   bool   `json:"tampered"`
-	InfraError string `json:"infra_error,omitempty"`
+	// Outcome is the attempt's result in one word (Classify); every attempt has
+	// one and the summary counts each.
+	Outcome    grade.Outcome `json:"outcome"`
+	Resolved   bool          `json:"resolved"`
+	Tampered   bool          `json:"tampered"`
+	InfraError string        `json:"infra_error,omitempty"`
 	// Error is why the attempt could not run at all (the agent's environment failed
-	// to start, the results could not be written).
+	// to start, the results could not be written): an infra_error of the harness.
 	Error string `json:"error,omitempty"`
 
 	StopReason   string  `json:"stop_reason"` // the agent's: done, max_steps, ...
@@ -57,31 +60,62 @@ type Attempt struct {
 	Verdict grade.Verdict `json:"verdict"`
 }
 
-// Outcome is the attempt's one-word result for tables: resolved, tampered,
-// infra_error, error or unresolved.
-func (a Attempt) Outcome() string {
-	if a.Error != "" {
-		return "error"
+// Classify returns the attempt's outcome, in this order of precedence:
+// infra_error (the harness failed: Error or the verdict's InfraError), tampered,
+// resolved, model_error (the agent's model could not be reached, so the agent
+// did not really try), harness_error, unresolved.
+func Classify(a Attempt) grade.Outcome {
+	v := a.Verdict
+	switch {
+	case a.Error != "" || a.InfraError != "" || v.InfraError != "":
+		return grade.InfraError
+	case a.Tampered || v.Tampered:
+		return grade.Tampered
+	case a.Resolved:
+		return grade.Resolved
+	case a.StopReason == "model_error":
+		return grade.ModelError
+	case v.HarnessError != "":
+		return grade.HarnessError
 	}
-	return grade.Verdict{Resolved: a.Resolved, Tampered: a.Tampered, InfraError: a.InfraError}.Outcome()
+	return grade.Unresolved
 }
 
-// Summary counts the attempts of a run.
+// outcome is the attempt's recorded outcome, or Classify's for a record
+// without one.
+func (a Attempt) outcome() grade.Outcome {
+	if a.Outcome != "" {
+		return a.Outcome
+	}
+	return Classify(a)
+}
+
+// Summary counts the attempts of a run: each attempt has one outcome, and every
+// outcome is counted.
 type Summary struct {
-	Tasks       int `json:"tasks"`
-	Attempts    int `json:"attempts"`
-	Resolved    int `json:"resolved"`
-	Tampered    int `json:"tampered"`
-	InfraErrors int `json:"infra_errors"`
-	Errors      int `json:"errors"`
+	Tasks         int `json:"tasks"`
+	Attempts      int `json:"attempts"`
+	Resolved      int `json:"resolved"`
+	Unresolved    int `json:"unresolved"`
+	Tampered      int `json:"tampered"`
+	HarnessErrors int `json:"harness_errors"`
+	InfraErrors   int `json:"infra_errors"`
+	ModelErrors   int `json:"model_errors"`
 	// TasksResolved counts tasks with at least one resolved attempt (pass@k with k
 	// the number of attempts).
 	TasksResolved int `json:"tasks_resolved"`
-	// ResolvedRate is Resolved / (Attempts - InfraErrors - Errors): attempts the
-	// harness failed say nothing about the agent.
+	// ResolvedRate is Resolved / Attempts: every attempt counts, so an attempt that
+	// ends in an error of any kind counts as not resolved. It is the strict rate.
 	ResolvedRate float64 `json:"resolved_rate"`
-	CostUSD      float64 `json:"cost_usd"`
+	// GradedRate is Resolved / (Attempts - HarnessErrors - InfraErrors -
+	// ModelErrors): the rate over the attempts that were graded for what the
+	// agent did. It leaves some out, so it is only ever shown beside ResolvedRate.
+	GradedRate float64 `json:"graded_rate"`
+	CostUSD    float64 `json:"cost_usd"`
 }
+
+// Graded is the denominator of GradedRate.
+func (s Summary) Graded() int { return s.Attempts - s.HarnessErrors - s.InfraErrors - s.ModelErrors }
 
 // Summarize computes the summary of attempts.
 func Summarize(attempts []Attempt) Summary {
@@ -93,16 +127,20 @@ func Summarize(attempts []Attempt) Summary {
 		if _, seen := tasks[a.Task]; !seen {
 			tasks[a.Task] = false
 		}
-		switch a.Outcome() {
-		case "error":
-			s.Errors++
-		case "infra_error":
-			s.InfraErrors++
-		case "tampered":
-			s.Tampered++
-		case "resolved":
+		switch a.outcome() {
+		case grade.Resolved:
 			s.Resolved++
 			tasks[a.Task] = true
+		case grade.Unresolved:
+			s.Unresolved++
+		case grade.Tampered:
+			s.Tampered++
+		case grade.HarnessError:
+			s.HarnessErrors++
+		case grade.InfraError:
+			s.InfraErrors++
+		case grade.ModelError:
+			s.ModelErrors++
 		}
 	}
 	s.Tasks = len(tasks)
@@ -111,8 +149,11 @@ func Summarize(attempts []Attempt) Summary {
 			s.TasksResolved++
 		}
 	}
-	if n := s.Attempts - s.InfraErrors - s.Errors; n > 0 {
-		s.ResolvedRate = float64(s.Resolved) / float64(n)
+	if s.Attempts > 0 {
+		s.ResolvedRate = float64(s.Resolved) / float64(s.Attempts)
+	}
+	if n := s.Graded(); n > 0 {
+		s.GradedRate = float64(s.Resolved) / float64(n)
 	}
 	return s
 }

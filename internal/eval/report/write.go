@@ -17,7 +17,12 @@ import (
 // such in the page and is not an error.
 func Write(dir string, r *Report) error {
 	rep := *r
-	rep.Summary = Summarize(r.Attempts)
+	rep.Attempts = make([]Attempt, len(r.Attempts))
+	for i, a := range r.Attempts {
+		a.Outcome = a.outcome()
+		rep.Attempts[i] = a
+	}
+	rep.Summary = Summarize(rep.Attempts)
 	if err := writeFile(dir, "report.json", func(w io.Writer) error {
 		e := json.NewEncoder(w)
 		e.SetIndent("", "  ")

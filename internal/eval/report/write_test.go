@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentbox/agentbox/internal/grade"
 )
 
-const fixtureSummary = "resolved 1/3 (33.3%) of 4 attempts; tasks resolved 1/2; tampered 1; infra errors 1; errors 0; total time 1m23s; cost $0.0323"
+const fixtureSummary = "resolved 1/4 (25.0%) [33.3% of 3 graded]; tasks resolved 1/2; unresolved 1, tampered 1, harness_error 0, infra_error 1, model_error 0; total time 1m23s; cost $0.0323"
 
 func TestWriteLoad(t *testing.T) {
 	dir, r := fixture(t)
@@ -26,8 +29,13 @@ func TestWriteLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := orig
-	want.Summary = Summary{Tasks: 2, Attempts: 4, Resolved: 1, Tampered: 1, InfraErrors: 1,
-		TasksResolved: 1, ResolvedRate: 1.0 / 3, CostUSD: 0.0323}
+	want.Summary = Summary{Tasks: 2, Attempts: 4, Resolved: 1, Unresolved: 1, Tampered: 1, InfraErrors: 1,
+		TasksResolved: 1, ResolvedRate: 1.0 / 4, GradedRate: 1.0 / 3, CostUSD: 0.0323}
+	// Write records each attempt's outcome.
+	want.Attempts = slices.Clone(want.Attempts)
+	for i, o := range []grade.Outcome{grade.Resolved, grade.Tampered, grade.Unresolved, grade.InfraError} {
+		want.Attempts[i].Outcome = o
+	}
 	if d := cmp.Diff(&want, got, cmp.Comparer(func(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 })); d != "" {
 		t.Errorf("Load after Write (-want +got):\n%s", d)
 	}
@@ -90,7 +98,7 @@ suite builtin · policy scripted:reference · started 2025-01-02 03:00:00Z
 | str-reverse | 1 | unresolved | 0/0 | 0/0 | 50 | 1m01s | 0ms | $0.0000 |
 | str-reverse | 2 | infra\_error | 0/0 | 0/0 | 0 | 0ms | 0ms | $0.0000 |
 
-**` + fixtureSummary + `**
+**` + mdEscaper.Replace(fixtureSummary) + `**
 `
 	if d := cmp.Diff(want, string(b)); d != "" {
 		t.Errorf("report.md (-want +got):\n%s", d)
@@ -137,14 +145,18 @@ func TestSummaryLine(t *testing.T) {
 		r    Report
 		want string
 	}{
-		{"empty", Report{}, "resolved 0/0 (0.0%) of 0 attempts; tasks resolved 0/0; tampered 0; infra errors 0; errors 0; total time 0ms; cost $0.0000"},
+		{"empty", Report{}, "resolved 0/0 (0.0%); tasks resolved 0/0; unresolved 0, tampered 0, harness_error 0, infra_error 0, model_error 0; total time 0ms; cost $0.0000"},
 		{"all resolved, time from the clock", Report{
 			StartedAt: fixedTime, FinishedAt: fixedTime.Add(90 * 60e9),
 			Attempts: []Attempt{{Task: "a", Attempt: 1, Resolved: true, CostUSD: 1.5}, {Task: "a", Attempt: 2, Resolved: true}}},
-			"resolved 2/2 (100.0%) of 2 attempts; tasks resolved 1/1; tampered 0; infra errors 0; errors 0; total time 1h30m; cost $1.5000"},
-		{"errors leave the denominator, interrupted", Report{Interrupted: true, DurationMS: 999,
-			Attempts: []Attempt{{Task: "a", Error: "no env"}, {Task: "b", InfraError: "x", Resolved: true}, {Task: "c"}, {Task: "d", Resolved: true}}},
-			"resolved 1/2 (50.0%) of 4 attempts; tasks resolved 1/4; tampered 0; infra errors 1; errors 1; total time 999ms; cost $0.0000; interrupted: unfinished attempts are absent"},
+			"resolved 2/2 (100.0%); tasks resolved 1/1; unresolved 0, tampered 0, harness_error 0, infra_error 0, model_error 0; total time 1h30m; cost $1.5000"},
+		// Regression (issue 12): errors left the rate's denominator, so a patch that
+		// turned "not resolved" into an infrastructure error raised the rate. Every
+		// attempt counts in resolved_rate; the graded rate is printed beside it.
+		{"every attempt in the rate, the graded rate beside it, interrupted", Report{Interrupted: true, DurationMS: 999,
+			Attempts: []Attempt{{Task: "a", Error: "no env"}, {Task: "b", InfraError: "x", Resolved: true}, {Task: "c"}, {Task: "d", Resolved: true},
+				{Task: "e", StopReason: "model_error"}, {Task: "f", Verdict: grade.Verdict{HarnessError: "setup exited 1"}}}},
+			"resolved 1/6 (16.7%) [50.0% of 2 graded]; tasks resolved 1/6; unresolved 1, tampered 0, harness_error 1, infra_error 2, model_error 1; total time 999ms; cost $0.0000; interrupted: unfinished attempts are absent"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := summaryLine(&tc.r, Summarize(tc.r.Attempts)); got != tc.want {
