@@ -153,7 +153,7 @@ func gradeMain(ctx context.Context, o *gradeOptions) error {
 	}
 	gopts := grade.Options{GoCache: cache, GoModCache: modCache, Reruns: o.reruns, Seed: o.seed, StrictApply: o.strict, LogFile: o.logFile}
 	owner := env.Owner{Tenant: "local", Task: "grade"}
-	if !o.oracle {
+	if !bulk {
 		v, err := grade.Grade(ctx, svc, owner, tasks[0], patch, gopts)
 		if err != nil {
 			return err

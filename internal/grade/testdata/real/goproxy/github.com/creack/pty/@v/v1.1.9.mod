@@ -1,0 +1,4 @@
+module github.com/creack/pty
+
+go 1.13
+

@@ -1,0 +1,3 @@
+module github.com/pkg/diff
+
+go 1.15
