@@ -1,13 +1,9 @@
 package api
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/wire"
@@ -45,77 +41,13 @@ func (s *Server) networkLog(w http.ResponseWriter, r *http.Request) {
 // then each as it ends. The stream ends with an "error" event when the environment
 // is destroyed, or by closing at shutdown, after which the client reconnects.
 func (s *Server) networkEvents(w http.ResponseWriter, r *http.Request) {
-	after, err := intQuery(r, "after")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if v := strings.TrimSpace(r.Header.Get("Last-Event-ID")); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			s.writeError(w, r, wire.BadRequest("Last-Event-ID must be an event sequence number, got %q", v))
-			return
-		}
-		after = max(after, n)
-	}
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	go func() {
-		select {
-		case <-s.drain:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	ch, err := s.svc.NetworkEvents(ctx, r.PathValue("id"), uint64(after))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	bw := bufio.NewWriterSize(w, 32<<10)
-	flush := func() error {
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
-	fmt.Fprint(bw, "retry: 1000\n\n")
-	if flush() != nil {
-		return
-	}
-	tick := time.NewTicker(heartbeat)
-	defer tick.Stop()
-	for {
-		select {
-		case ev, ok := <-ch:
-			if !ok {
-				if ctx.Err() == nil {
-					_, e := wire.Map(errNetworkStreamEnded, describe(r), s.red)
-					writeSSE(bw, "error", "", client.Envelope{Error: &e})
-					flush()
-				}
-				return
-			}
-			writeSSE(bw, "connection", strconv.FormatUint(ev.Seq, 10), ev)
-			if len(ch) == 0 && flush() != nil {
-				return
-			}
-		case <-tick.C:
-			fmt.Fprint(bw, ": ping\n\n")
-			if flush() != nil {
-				return
-			}
-		case <-ctx.Done():
-			flush()
-			return
-		}
-	}
+	streamSSE(s, w, r, errNetworkStreamEnded,
+		func(ctx context.Context, after int64) (<-chan client.NetworkEvent, error) {
+			return s.svc.NetworkEvents(ctx, r.PathValue("id"), uint64(after))
+		},
+		func(ev client.NetworkEvent) sseFrame {
+			return sseFrame{kind: "connection", id: strconv.FormatUint(ev.Seq, 10)}
+		})
 }
 
 var errNetworkStreamEnded = &wire.Error{Status: http.StatusNotFound, Body: client.Error{Code: client.CodeNotFound,

@@ -24,6 +24,29 @@ const heartbeat = 15 * time.Second
 // events. The stream ends after the exit event, or with an "error" event carrying
 // the envelope, or (at shutdown) by closing, after which the client reconnects.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	streamSSE(s, w, r, errStreamEnded,
+		func(ctx context.Context, after int64) (<-chan client.Event, error) {
+			return s.svc.Events(ctx, r.PathValue("id"), r.PathValue("proc"), after)
+		},
+		func(ev client.Event) sseFrame {
+			return sseFrame{kind: ev.Kind, id: strconv.FormatInt(ev.Seq, 10), last: ev.Kind == client.EventExit}
+		})
+}
+
+// sseFrame is how one event of a stream is sent: its kind and id, and whether the
+// stream ends after it.
+type sseFrame struct {
+	kind, id string
+	last     bool
+}
+
+// streamSSE serves an event stream: open gives the events after the point the
+// client resumes from (?after= or Last-Event-ID, the later), frame names each. The
+// stream ends after a last frame; with an "error" event carrying ended if the
+// service closes the channel first; or by closing at shutdown or when the client
+// goes, after which the client reconnects. Idle streams get a heartbeat comment.
+func streamSSE[T any](s *Server, w http.ResponseWriter, r *http.Request, ended *wire.Error,
+	open func(ctx context.Context, after int64) (<-chan T, error), frame func(T) sseFrame) {
 	after, err := intQuery(r, "after")
 	if err != nil {
 		s.writeError(w, r, err)
@@ -46,7 +69,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 		}
 	}()
-	ch, err := s.svc.Events(ctx, r.PathValue("id"), r.PathValue("proc"), after)
+	ch, err := open(ctx, after)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -75,21 +98,22 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case ev, ok := <-ch:
 			if !ok {
 				if ctx.Err() == nil {
-					// The service ended the stream without an exit event.
-					_, e := wire.Map(errStreamEnded, describe(r), s.red)
+					// The service ended the stream without a last event.
+					_, e := wire.Map(ended, describe(r), s.red)
 					writeSSE(bw, "error", "", client.Envelope{Error: &e})
 					flush()
 				}
 				return
 			}
-			writeSSE(bw, ev.Kind, strconv.FormatInt(ev.Seq, 10), ev)
+			f := frame(ev)
+			writeSSE(bw, f.kind, f.id, ev)
 			// Flush once nothing more is queued, so bursts share a write.
-			if len(ch) == 0 || ev.Kind == client.EventExit {
+			if len(ch) == 0 || f.last {
 				if flush() != nil {
 					return
 				}
 			}
-			if ev.Kind == client.EventExit {
+			if f.last {
 				return
 			}
 		case <-tick.C:
