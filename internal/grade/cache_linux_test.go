@@ -10,6 +10,7 @@ import (
 	"github.com/agentbox/agentbox/internal/env/envtest"
 	"github.com/agentbox/agentbox/internal/gocache"
 	"github.com/agentbox/agentbox/internal/task"
+	"github.com/agentbox/agentbox/internal/testenv"
 )
 
 // goCache is a build cache warmed once for the package by gocache.Warm from the
@@ -54,6 +55,7 @@ func goCache(t *testing.T) string {
 // TestGradeWithGoCache: G01's reference resolves with the warm cache mounted into
 // the run.
 func TestGradeWithGoCache(t *testing.T) {
+	testenv.SkipShort(t, "warms a Go build cache first (~30 s)")
 	m := envtest.New(t)
 	dir := goCache(t)
 	tk := builtin(t, "G01")

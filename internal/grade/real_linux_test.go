@@ -30,6 +30,7 @@ import (
 //
 // Issue 12: before the native frameworks, 0 of 6 gold patches graded resolved.
 func TestRealRows(t *testing.T) {
+	testenv.SkipShort(t, "grades six real rows, gold and empty, two of them Go with module dependencies (~30 s)")
 	m := envtest.New(t)
 	for _, tool := range []string{"git", "go"} {
 		_, err := exec.LookPath(tool)
@@ -167,6 +168,7 @@ func TestRealRows(t *testing.T) {
 // local HTTP server and connects to it (its two tests failed while Landlock
 // refused every TCP bind).
 func TestRealSuiteAsOnHost(t *testing.T) {
+	testenv.SkipShort(t, "runs two projects' whole suites in a sandbox and on the host")
 	m := envtest.New(t)
 	_, err := exec.LookPath("git")
 	testenv.Require(t, err == nil, "needs git")
