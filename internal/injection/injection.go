@@ -23,6 +23,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentbox/agentbox/internal/textscan"
 )
 
 // Flag is one suspicious span of a text.
@@ -106,34 +108,17 @@ func Detect(text string) []Flag {
 
 func detect(text string, decode bool) []Flag {
 	var out []Flag
-	lower := asciiLower(text)
+	lower := textscan.Lower(text)
 	for _, r := range rules {
-		if !hinted(lower, r.hints) {
-			continue
-		}
 		if r.window > 0 {
+			if !textscan.Hinted(lower, r.hints) {
+				continue
+			}
 			out = append(out, windowed(r, text, lower)...)
 			continue
 		}
-		if !r.perLine {
-			for _, m := range r.re.FindAllStringIndex(text, -1) {
-				out = append(out, flag(r.name, text, m[0], m[1]))
-			}
-			continue
-		}
-		for at := 0; at < len(text); {
-			end := strings.IndexByte(text[at:], '\n')
-			if end < 0 {
-				end = len(text)
-			} else {
-				end += at
-			}
-			if hinted(lower[at:end], r.hints) {
-				for _, m := range r.re.FindAllStringIndex(text[at:end], -1) {
-					out = append(out, flag(r.name, text, at+m[0], at+m[1]))
-				}
-			}
-			at = end + 1
+		for _, m := range textscan.FindAll(r.re, r.hints, r.perLine, text, lower) {
+			out = append(out, flag(r.name, text, m[0], m[1]))
 		}
 	}
 	// Runs of invisible characters, one flag per run; a lone byte-order mark at
@@ -204,26 +189,6 @@ func windowed(r rule, text, lower string) []Flag {
 		}
 	}
 	return out
-}
-
-func hinted(lower string, hints []string) bool {
-	for _, h := range hints {
-		if strings.Contains(lower, h) {
-			return true
-		}
-	}
-	return false
-}
-
-// asciiLower lowercases ASCII letters only, keeping offsets.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 func padded(s string) string {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agentbox/agentbox/internal/textscan"
 )
 
 // Finding is one secret-shaped span of a text.
@@ -86,9 +88,9 @@ var ContentRules = []ContentRule{
 // span (where two rules find the same or overlapping values, the first of
 // ContentRules wins). It reads all of text: the caller bounds it.
 func Scan(text string) []Finding {
-	lower := asciiLower(text)
+	lower := textscan.Lower(text)
 	var out []Finding
-	add := func(r ContentRule, base int, m []int, text string) {
+	add := func(r ContentRule, m []int) {
 		s, e := m[0], m[1]
 		if len(m) >= 4 && m[2] >= 0 {
 			s, e = m[2], m[3]
@@ -97,60 +99,18 @@ func Scan(text string) []Finding {
 		if boring(v) || r.MinEntropy > 0 && !random(v, r.MinEntropy) {
 			return
 		}
-		if overlaps(out, base+s, base+e) {
+		if overlaps(out, s, e) {
 			return
 		}
-		out = append(out, Finding{Rule: r.Name, Class: r.Class, Start: base + s, End: base + e})
+		out = append(out, Finding{Rule: r.Name, Class: r.Class, Start: s, End: e})
 	}
 	for _, r := range ContentRules {
-		if !hinted(lower, r.Hints) {
-			continue
-		}
-		if !r.PerLine {
-			for _, m := range r.Re.FindAllStringSubmatchIndex(text, -1) {
-				add(r, 0, m, text)
-			}
-			continue
-		}
-		for at := 0; at < len(text); {
-			end := strings.IndexByte(text[at:], '\n')
-			if end < 0 {
-				end = len(text)
-			} else {
-				end += at
-			}
-			if hinted(lower[at:end], r.Hints) {
-				line := text[at:end]
-				for _, m := range r.Re.FindAllStringSubmatchIndex(line, -1) {
-					add(r, at, m, line)
-				}
-			}
-			at = end + 1
+		for _, m := range textscan.FindAll(r.Re, r.Hints, r.PerLine, text, lower) {
+			add(r, m)
 		}
 	}
 	slices.SortFunc(out, func(a, b Finding) int { return a.Start - b.Start })
 	return out
-}
-
-// asciiLower lowercases ASCII letters only, so offsets in the result are offsets
-// in s (strings.ToLower can change the length of non-ASCII text).
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
-}
-
-func hinted(lower string, hints []string) bool {
-	for _, h := range hints {
-		if strings.Contains(lower, h) {
-			return true
-		}
-	}
-	return len(hints) == 0
 }
 
 // Classify returns the most sensitive class Scan finds in text, and whether it
