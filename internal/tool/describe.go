@@ -12,8 +12,9 @@ import (
 
 // The built-in tools' Describe functions: what each call reads, writes and runs,
 // as the gate judges it. Paths are the call's own, relative to the workspace root
-// (the policy refuses one that leaves it); a symlink is judged by its name, and
-// what it points at is caught by the taint of the content it returns.
+// (the policy refuses one that leaves it).
+// Workspace.resolving (resolve.go) adds the target of each path that is or
+// passes through a symlink.
 
 func describeWith[T any](f func(T) policy.Action) Describe {
 	return func(_ context.Context, raw json.RawMessage) (policy.Action, error) {

@@ -32,7 +32,7 @@ const maxListEntries = 1000
 
 func (w *Workspace) fsList() Spec {
 	return Spec{
-		Describe:    describeList,
+		Describe:    w.resolving(describeList),
 		Name:        "fs.list",
 		Description: "List a directory of the workspace, optionally a few levels deep (.git is not descended into). Symlinks are listed, not followed.",
 		InputSchema: SchemaFor[listArgs](), OutputSchema: SchemaFor[listOut](),

@@ -35,7 +35,7 @@ type readOut struct {
 
 func (w *Workspace) fsRead() Spec {
 	return Spec{
-		Describe: describeRead,
+		Describe: w.resolving(describeRead),
 		Name:     "fs.read",
 		Description: "Read a file of the workspace. Without a range, a file larger than the output cap comes back as " +
 			"its head and tail with truncated=true and a ref to the whole file. With offset/length (bytes) or " +

@@ -20,7 +20,7 @@ func (w *Workspace) fsRemove() Spec {
 		Description: "Remove a file, a symlink (never its target) or a directory tree from the workspace. A path that does not exist is an ENOENT error.",
 		InputSchema: SchemaFor[removeArgs](), OutputSchema: SchemaFor[removeOut](),
 		Effect: EffectWrite, Idempotent: true, Scope: ScopeWrite,
-		Describe: w.describeRemove, Handler: w.remove,
+		Describe: w.resolving(w.describeRemove), Handler: w.remove,
 	}
 }
 

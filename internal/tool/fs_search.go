@@ -39,7 +39,7 @@ const (
 
 func (w *Workspace) fsSearch() Spec {
 	return Spec{
-		Describe: describeSearch,
+		Describe: w.resolving(describeSearch),
 		Name:     "fs.search",
 		Description: "Search the workspace's text files for lines matching a regular expression, like grep -rn. " +
 			"Results are path:line: text, one per line. .git, binary files, files over 1 MiB and sensitive files (.env, keys, " +
@@ -95,6 +95,21 @@ func (w *Workspace) search(ctx context.Context, raw json.RawMessage) (Result, er
 	if err != nil {
 		return Result{}, err
 	}
+	// Under a root that is (or passes through) a symlink, a file is also judged
+	// where it really is: a search of "cfg", a link to .ssh, skips .ssh/config.
+	target, err := resolveLinks(func(p string) (workspace.Entry, error) {
+		return w.o.Service.Stat(ctx, w.o.Owner, w.o.EnvID, p)
+	}, root)
+	if err != nil {
+		return Result{}, Errorf(EINVAL, false, ActFixArgs, "%s: %v", root, err)
+	}
+	sensitive := func(p string) bool {
+		if secret.ClassOf(p).Sensitive() {
+			return true
+		}
+		rel, ok := strings.CutPrefix(p, root)
+		return ok && target != root && secret.ClassOf(path.Join(target, rel)).Sensitive()
+	}
 	var out searchOut
 	var sb strings.Builder
 	var readBytes int64
@@ -106,7 +121,7 @@ func (w *Workspace) search(ctx context.Context, raw json.RawMessage) (Result, er
 			out.Truncated = true
 			return false
 		}
-		if e.Size > searchMaxFileBytes || (e.Path != root && secret.ClassOf(e.Path).Sensitive()) {
+		if e.Size > searchMaxFileBytes || (e.Path != root && sensitive(e.Path)) {
 			// A search of a tree is a project read: a sensitive file's content
 			// is for fs.read under the sensitive:read capability, or an
 			// innocent-looking grep would read .env.

@@ -20,7 +20,7 @@ type writeOut struct {
 
 func (w *Workspace) fsWrite() Spec {
 	return Spec{
-		Describe:    describeWrite,
+		Describe:    w.resolving(describeWrite),
 		Name:        "fs.write",
 		Description: "Create or replace a whole file in the workspace (atomically). To change part of a file, prefer patch.apply.",
 		InputSchema: SchemaFor[writeArgs](), OutputSchema: SchemaFor[writeOut](),

@@ -22,7 +22,7 @@ type patchOut struct {
 
 func (w *Workspace) patchApply() Spec {
 	return Spec{
-		Describe: describePatch,
+		Describe: w.resolving(describePatch),
 		Name:     "patch.apply",
 		Description: "Edit files. Either replace text in one file (path, old, new: old must occur exactly once, " +
 			"otherwise nothing changes and the error says 0 or N matches), or apply a unified diff (patch), all hunks or none.",
