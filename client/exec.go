@@ -48,6 +48,11 @@ func (c *Client) Signal(ctx context.Context, id, procID, sig string) error {
 	return c.do(ctx, http.MethodPost, procPath(id, procID)+"/signal", nil, SignalRequest{Signal: sig}, nil)
 }
 
+// Resize changes the size of a background command's terminal (ExecRequest.TTY).
+func (c *Client) Resize(ctx context.Context, id, procID string, rows, cols int) error {
+	return c.do(ctx, http.MethodPost, procPath(id, procID)+"/resize", nil, ResizeRequest{Rows: rows, Cols: cols}, nil)
+}
+
 func procPath(id, procID string) string {
 	return "/v1/environments/" + esc(id) + "/processes/" + esc(procID)
 }

@@ -63,6 +63,15 @@ type ExecRequest struct {
 	TimeoutSeconds float64  `json:"timeout_seconds,omitempty" jsonschema:"wall-clock limit in seconds (0: server default)"`
 	OutputLimit    int64    `json:"output_limit,omitempty" jsonschema:"bytes of each stream kept in the result, head and tail (0: default)"`
 	OutputTotal    int64    `json:"output_total,omitempty" jsonschema:"bytes of output after which the command is killed (0: default)"`
+	TTY            bool     `json:"tty,omitempty" jsonschema:"run on a terminal of the sandbox's own: stdin is typed into it and its output is the one stream, stdout"`
+	Rows           int      `json:"rows,omitempty" jsonschema:"the terminal's rows with tty (default 24)"`
+	Cols           int      `json:"cols,omitempty" jsonschema:"the terminal's columns with tty (default 80)"`
+}
+
+// ResizeRequest is a new size for a background command's terminal.
+type ResizeRequest struct {
+	Rows int `json:"rows" jsonschema:"rows, 1 to 10000"`
+	Cols int `json:"cols" jsonschema:"columns, 1 to 10000"`
 }
 
 // Result is how a command ended: the `agentbox run --json` contract.

@@ -317,6 +317,14 @@ func (g *Guard) Signal(ctx context.Context, _ env.Owner, id, procID string, sig 
 	return g.svc.Signal(ctx, o, id, procID, sig)
 }
 
+func (g *Guard) Resize(ctx context.Context, _ env.Owner, id, procID string, size runner.TTY) error {
+	o, err := g.owner(ctx, config.ScopeExec)
+	if err != nil {
+		return err
+	}
+	return g.svc.Resize(ctx, o, id, procID, size)
+}
+
 func (g *Guard) ReadFile(ctx context.Context, _ env.Owner, id, path string, offset, length int64) ([]byte, error) {
 	o, err := g.owner(ctx, config.ScopeFileRead)
 	if err != nil {

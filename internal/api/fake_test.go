@@ -323,6 +323,14 @@ func (m *memService) Signal(_ context.Context, o env.Owner, id, pid string, sig 
 	return nil
 }
 
+// Resize: no process of the double has a terminal.
+func (m *memService) Resize(_ context.Context, o env.Owner, id, pid string, _ runner.TTY) error {
+	if _, err := m.proc(o, id, pid); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: the command has no terminal", env.ErrInvalid)
+}
+
 // files
 
 func clean(p string) (string, error) {

@@ -62,6 +62,19 @@ func (s *Server) stdin(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+func (s *Server) resize(w http.ResponseWriter, r *http.Request) {
+	var req client.ResizeRequest
+	if err := s.decode(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.svc.Resize(r.Context(), r.PathValue("id"), r.PathValue("proc"), req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
 func (s *Server) signal(w http.ResponseWriter, r *http.Request) {
 	var req client.SignalRequest
 	if err := s.decode(w, r, &req); err != nil {

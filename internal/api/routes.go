@@ -32,6 +32,7 @@ func (s *Server) routeTable() []Route {
 		{"GET", proc + "/events", true, s.events},
 		{"POST", proc + "/stdin", true, s.stdin},
 		{"POST", proc + "/signal", true, s.signal},
+		{"POST", proc + "/resize", true, s.resize},
 
 		{"GET", files, true, s.readFile},
 		{"PUT", files, true, s.writeFile},

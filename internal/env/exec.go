@@ -78,6 +78,7 @@ func (e *environment) spec(r ExecRequest) (runner.Spec, outputs, error) {
 	e.mu.Unlock()
 	out := outputs{stdout: name + ".stdout", stderr: name + ".stderr"}
 	return runner.Spec{
+		TTY:        r.TTY,
 		Argv:       r.Argv,
 		Env:        env,
 		Cwd:        cwd,

@@ -278,3 +278,60 @@ func TestManyEnvironments(t *testing.T) {
 		return true
 	})
 }
+
+// TestTerminal: a command started with a TTY is typed into through WriteStdin,
+// its terminal output arrives as stdout events, Resize reaches it, and its
+// whole output is kept as an artifact past the capture like any command's. A
+// command without a terminal cannot be resized.
+func TestTerminal(t *testing.T) {
+	m := newManager(t, Config{})
+	ctx := context.Background()
+	id := create(t, m, CreateOptions{}).ID
+	pid, err := m.Start(ctx, alice, id, ExecRequest{Argv: []string{"sh"}, TTY: &runner.TTY{Rows: 20, Cols: 70}, OutputLimit: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteStdin(ctx, alice, id, pid, []byte("stty size; echo mark-$((6*7))\n"), false); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := m.Events(ctx, alice, id, pid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen strings.Builder
+	for ev := range ch {
+		seen.Write(ev.Data)
+		if strings.Contains(seen.String(), "mark-42") {
+			break
+		}
+	}
+	if err := m.Resize(ctx, alice, id, pid, runner.TTY{Rows: 33, Cols: 111}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteStdin(ctx, alice, id, pid, []byte("stty size; exit 4\n"), false); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Wait(ctx, alice, id, pid)
+	if err != nil || res.ExitCode != 4 || res.Stderr != "" || !res.StdoutTruncated || res.StdoutRef == "" {
+		t.Fatalf("Wait = %+v, %v", res, err)
+	}
+	ch, _ = m.Events(ctx, alice, id, pid, 0)
+	out := stdoutOf(collect(t, ch))
+	if !strings.Contains(out, "20 70\r\n") || !strings.Contains(out, "mark-42\r\n") || !strings.Contains(out, "33 111\r\n") {
+		t.Fatalf("terminal output %q", out)
+	}
+	whole, _, err := m.ReadArtifact(ctx, alice, res.StdoutRef, 0, 0)
+	if err != nil || !strings.Contains(string(whole), "20 70\r\n") || !strings.Contains(string(whole), "33 111\r\n") {
+		t.Fatalf("artifact %q, %v", whole, err)
+	}
+
+	plain, err := m.Start(ctx, alice, id, ExecRequest{Argv: []string{"sleep", "10"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Resize(ctx, alice, id, plain, runner.TTY{Rows: 1, Cols: 1}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Resize without a terminal = %v, want ErrInvalid", err)
+	}
+	m.Signal(ctx, alice, id, plain, "KILL")
+	m.Wait(ctx, alice, id, plain)
+}

@@ -101,8 +101,11 @@ func (m *Manager) Start(ctx context.Context, owner Owner, id string, r ExecReque
 
 	// The environment's context, not the request's: the command outlives the call.
 	cmd, err := runner.StartIn(e.ctx, e.sb, spec)
-	inR.Close() // the command has its own copy
+	if spec.TTY == nil {
+		inR.Close() // the command has its own copy
+	}
 	if err != nil {
+		inR.Close()
 		inW.Close()
 		out.remove()
 		e.bg.Done()
@@ -125,6 +128,9 @@ func (m *Manager) Start(ctx context.Context, owner Owner, id string, r ExecReque
 	go func() {
 		defer e.bg.Done()
 		res, err := cmd.Wait()
+		if spec.TTY != nil {
+			inR.Close() // the runner typed it into the terminal until now
+		}
 		if res != nil {
 			e.keepOutputs(owner, p.id, res, out)
 		}
@@ -273,6 +279,23 @@ func (m *Manager) WriteStdin(ctx context.Context, owner Owner, id, procID string
 	if eof {
 		p.stdin.Close()
 		p.stdin = nil
+	}
+	return nil
+}
+
+// Resize changes the size of a background command's terminal (ExecRequest.TTY).
+// It does nothing once the command is over.
+func (m *Manager) Resize(ctx context.Context, owner Owner, id, procID string, size runner.TTY) error {
+	p, done, err := m.proc(owner, id, procID)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := p.cmd.Resize(size); err != nil {
+		if errors.Is(err, runner.ErrInvalidSpec) {
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		return err
 	}
 	return nil
 }

@@ -122,6 +122,9 @@ type ExecRequest struct {
 	// OutputLimit and OutputTotal as in runner.Limits.
 	OutputLimit int64 `json:"output_limit,omitempty"`
 	OutputTotal int64 `json:"output_total,omitempty"`
+	// TTY runs the command on a terminal of the sandbox's own (runner.Spec.TTY):
+	// Stdin and WriteStdin type into it, its output is the stdout stream.
+	TTY *runner.TTY `json:"tty,omitempty"`
 }
 
 // Event is one piece of a command's life as it happens: output or its end. Seq
@@ -164,6 +167,8 @@ type Processes interface {
 	Events(ctx context.Context, owner Owner, id, procID string, after int64) (<-chan Event, error)
 	WriteStdin(ctx context.Context, owner Owner, id, procID string, data []byte, eof bool) error
 	Signal(ctx context.Context, owner Owner, id, procID string, sig string) error
+	// Resize changes the size of a command's terminal (ExecRequest.TTY).
+	Resize(ctx context.Context, owner Owner, id, procID string, size runner.TTY) error
 }
 
 // Files reads and writes an environment's workspace, one entry or a tar at a time.

@@ -20,9 +20,9 @@ func (r Ruleset) check() error {
 					err = pe.Err // the path is already in PathError
 				}
 				return &PathError{Field: f.name, Path: p, Err: err}
-			case f.dir && !fi.IsDir():
+			case f.kind == kindDir && !fi.IsDir():
 				return &PathError{Field: f.name, Path: p, Err: errNotDir}
-			case !f.dir && fi.IsDir():
+			case f.kind == kindFile && fi.IsDir():
 				return &PathError{Field: f.name, Path: p, Err: errIsDir}
 			}
 		}

@@ -18,7 +18,8 @@
 //	ABI 2  REFER: cross-directory rename and link, granted only inside ReadWrite
 //	ABI 3  TRUNCATE, granted only inside ReadWrite and ReadWriteFiles
 //	ABI 4  TCP bind and connect, denied unless a port is listed (or AllowAllTCP)
-//	ABI 5  IOCTL_DEV: ioctl on device files opened once restricted, granted nowhere
+//	ABI 5  IOCTL_DEV: ioctl on device files opened once restricted, granted only in
+//	       Terminals
 //	ABI 6  scopes: signals and abstract unix sockets towards processes outside
 //	ABI 9  RESOLVE_UNIX: connect to pathname unix sockets bound outside, granted nowhere
 //

@@ -22,6 +22,9 @@ const (
 		ll.AccessFSMakeSym | ll.AccessFSRefer
 	// No Execute and no IoctlDev: /dev/null and friends are only read and written.
 	accessReadWriteFile = ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate
+	// A terminal needs its ioctls (termios, window size, controlling tty). No
+	// directory right, so that a file may be listed too.
+	accessTerminal = ll.AccessFSWriteFile | ll.AccessFSIoctlDev
 )
 
 // plan is a Ruleset expressed in the access rights of one ABI.
@@ -77,6 +80,7 @@ func build(r Ruleset, abi int) plan {
 	add(accessReadExec, r.ReadExec)
 	add(accessReadWrite, r.ReadWrite)
 	add(accessReadWriteFile, r.ReadWriteFiles)
+	add(accessTerminal, r.Terminals)
 
 	// UDP (ABI 10) is deliberately not handled: the Ruleset has no UDP allow list,
 	// and denying all UDP would break loopback UDP in a private network namespace.

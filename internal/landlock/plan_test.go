@@ -64,6 +64,10 @@ func TestBuild(t *testing.T) {
 			plan{abi: 7, fs: fsV1 | refer | trunc | ioctl, net: tcp, scoped: ll.ScopeSignal, paths: []pathRule{{"/", rx}}}},
 		{"AllowAllTCP handles no net", Ruleset{ReadExec: []string{"/"}, AllowAllTCP: true}, 7,
 			plan{abi: 7, fs: fsV1 | refer | trunc | ioctl, paths: []pathRule{{"/", rx}}}},
+		{"Terminals grant ioctl from abi 5", Ruleset{ReadExec: []string{"/"}, Terminals: []string{"/dev/pts"}, AllowAllTCP: true}, 5,
+			plan{abi: 5, fs: fsV1 | refer | trunc | ioctl, paths: []pathRule{{"/", rx}, {"/dev/pts", ll.AccessFSWriteFile | ioctl}}}},
+		{"Terminals below abi 5: write", Ruleset{ReadExec: []string{"/"}, Terminals: []string{"/dev/pts"}, AllowAllTCP: true}, 4,
+			plan{abi: 4, fs: fsV1 | refer | trunc, paths: []pathRule{{"/", rx}, {"/dev/pts", ll.AccessFSWriteFile}}}},
 		{"ports dropped below abi 4", Ruleset{ReadExec: []string{"/"}, AllowTCPConnect: []uint16{1}}, 3,
 			plan{abi: 3, fs: fsV1 | refer | trunc, paths: []pathRule{{"/", rx}}}},
 	}

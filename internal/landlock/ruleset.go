@@ -21,6 +21,12 @@ type Ruleset struct {
 	// ReadWriteFiles are single files that must stay readable and writable, for
 	// example /dev/null, /dev/zero, /dev/full. No ioctl is granted on them.
 	ReadWriteFiles []string
+	// Terminals are terminal devices, or directories of them, that may be
+	// written and ioctl'd (read too, where ReadExec grants it): a sandbox's own
+	// devpts instance, whose ptys lead nowhere outside it, and /dev/tty, which
+	// names a process's own controlling terminal. Nothing can be created or
+	// removed there.
+	Terminals []string
 
 	// AllowTCPBind and AllowTCPConnect list the TCP ports that may be bound or
 	// connected to. Empty lists deny all TCP bind and connect (ABI >= 4). Binding
@@ -86,7 +92,7 @@ var (
 // PathError is a ruleset path that cannot be used. It matches ErrInvalid and its
 // cause (for a missing path, fs.ErrNotExist).
 type PathError struct {
-	Field string // "ReadExec", "ReadWrite" or "ReadWriteFiles"
+	Field string // "ReadExec", "ReadWrite", "ReadWriteFiles" or "Terminals"
 	Path  string
 	Err   error
 }
@@ -124,13 +130,23 @@ func (r Ruleset) validate() error {
 type field struct {
 	name  string
 	paths []string
-	dir   bool // the paths must be directories; otherwise they must not be
+	kind  pathKind
 }
+
+// pathKind is what a field's paths must be.
+type pathKind int
+
+const (
+	kindDir pathKind = iota
+	kindFile
+	kindAny // the field's rights are valid on both
+)
 
 func (r Ruleset) fields() []field {
 	return []field{
-		{"ReadExec", r.ReadExec, true},
-		{"ReadWrite", r.ReadWrite, true},
-		{"ReadWriteFiles", r.ReadWriteFiles, false},
+		{"ReadExec", r.ReadExec, kindDir},
+		{"ReadWrite", r.ReadWrite, kindDir},
+		{"ReadWriteFiles", r.ReadWriteFiles, kindFile},
+		{"Terminals", r.Terminals, kindAny},
 	}
 }

@@ -3,11 +3,13 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -113,18 +115,56 @@ func startIn(sb *sandbox.Sandbox) starter {
 			Dir:     path.Join(sandbox.DefaultDir, s.Cwd),
 			Rlimits: rlimits(s.Limits),
 		}
+		stdio := sandbox.Stdio{Stdin: io.stdin, Stdout: io.stdout, Stderr: io.stderr}
+		if s.TTY != nil {
+			cfg.TTY = &sandbox.Winsize{Rows: s.TTY.Rows, Cols: s.TTY.Cols}
+			stdio = sandbox.Stdio{}
+		}
 		before, err := sb.Stats()
 		if err != nil {
 			return nil, err
 		}
-		p, err := sb.Exec(cfg, sandbox.Stdio{Stdin: io.stdin, Stdout: io.stdout, Stderr: io.stderr})
+		p, err := sb.Exec(cfg, stdio)
 		if err != nil {
 			if se := execStartError(s.Argv[0], err); se != nil {
 				return nil, se
 			}
 			return nil, err
 		}
-		return &nsChild{sb: sb, spec: s, proc: p, before: before}, nil
+		c := &nsChild{sb: sb, spec: s, proc: p, before: before}
+		if s.TTY != nil {
+			return &ttyChild{nsChild: c, term: p.Terminal()}, nil
+		}
+		return c, nil
+	}
+}
+
+// ttyChild is a command of a persistent sandbox on a terminal of the sandbox's
+// own: the host holds only the pty's master, which the init opened inside.
+type ttyChild struct {
+	*nsChild
+	mu     sync.Mutex
+	term   *os.File
+	closed bool
+}
+
+func (c *ttyChild) terminal() *os.File { return c.term }
+
+func (c *ttyChild) resize(t TTY) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil // over: nothing left to resize
+	}
+	return sandbox.SetSize(c.term, sandbox.Winsize{Rows: t.Rows, Cols: t.Cols})
+}
+
+func (c *ttyChild) closeTerminal() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		c.closed = true
+		c.term.Close()
 	}
 }
 

@@ -73,7 +73,19 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
+	if spec.TTY != nil {
+		return nil, invalid("a terminal (--tty) needs an environment: create one and run the command in it")
+	}
 	return run(ctx, spec.withDefaults(), start)
+}
+
+// terminalChild is a child running on a terminal (Spec.TTY).
+type terminalChild interface {
+	child
+	// terminal is the pty's master, which the child keeps open until closeTerminal.
+	terminal() *os.File
+	resize(TTY) error
+	closeTerminal()
 }
 
 // starter launches the command of a run: start (a process tree or a fresh
@@ -87,6 +99,9 @@ func run(ctx context.Context, s Spec, start starter) (*Result, error) {
 	started := time.Now()
 	defer func() { res.DurationMS = time.Since(started).Milliseconds() }()
 
+	if s.TTY != nil {
+		return runTerminal(ctx, s, res, start)
+	}
 	stdin, closeStdin, err := openStdin(s.Stdin)
 	if err != nil {
 		return setupFailed(res, err)
@@ -118,6 +133,31 @@ func run(ctx context.Context, s Spec, start starter) (*Result, error) {
 	return setupFailed(res, err)
 }
 
+// runTerminal is run for a command on a terminal: its one output stream is the
+// pty's master, into which Stdin is typed.
+func runTerminal(ctx context.Context, s Spec, res *Result, start starter) (*Result, error) {
+	outFile, err := createOutputFile(s.StdoutFile)
+	if err != nil {
+		return setupFailed(res, err)
+	}
+	defer closeIfNotNil(outFile)
+	ch, err := start(s, stdio{}, res)
+	if err != nil {
+		return startFailed(res, err)
+	}
+	tc, ok := ch.(terminalChild)
+	if !ok {
+		ch.cleanup(0)
+		return setupFailed(res, errors.New("this isolation level has no terminals"))
+	}
+	defer tc.closeTerminal()
+	if s.Stdin != nil {
+		// Ends at the input's end or, once the terminal is closed, its next byte.
+		go io.Copy(tc.terminal(), s.Stdin)
+	}
+	return supervise(ctx, s, res, ch, tc.terminal(), nil, outFile, nil)
+}
+
 func runWith(ctx context.Context, s Spec, res *Result, io stdio, outR, errR *os.File, outFile, errFile *os.File, start starter) (*Result, error) {
 	defer outR.Close()
 	defer errR.Close()
@@ -126,22 +166,42 @@ func runWith(ctx context.Context, s Spec, res *Result, io stdio, outR, errR *os.
 	io.stdout.Close()
 	io.stderr.Close()
 	if err != nil {
-		var se *startError
-		if errors.As(err, &se) {
-			res.ExitCode, res.Error = se.status, se.Error()
-			return res, nil
-		}
-		return setupFailed(res, err)
+		return startFailed(res, err)
 	}
+	return supervise(ctx, s, res, ch, outR, errR, outFile, errFile)
+}
 
+// startFailed is the Result of a command that did not start: exit code 127 or 126
+// when it could not be executed, else agentbox's failure.
+func startFailed(res *Result, err error) (*Result, error) {
+	var se *startError
+	if errors.As(err, &se) {
+		res.ExitCode, res.Error = se.status, se.Error()
+		return res, nil
+	}
+	return setupFailed(res, err)
+}
+
+// supervise runs a started child to its end under the spec's limits, reading its
+// output from outR and errR (nil: no such stream).
+func supervise(ctx context.Context, s Spec, res *Result, ch child, outR, errR *os.File, outFile, errFile *os.File) (*Result, error) {
 	var stop stopper
 	stop.init()
 	outCap, errCap := newCapture(s.Limits.OutputLimit), newCapture(s.Limits.OutputLimit)
 	budget := &outputBudget{left: s.Limits.OutputTotal, onOver: func() { stop.stop(LimitOutput, false) }}
 	var readers sync.WaitGroup
-	readers.Add(2)
-	go func() { defer readers.Done(); pump(outR, outCap, s.Stdout, writerOf(outFile), budget) }()
-	go func() { defer readers.Done(); pump(errR, errCap, s.Stderr, writerOf(errFile), budget) }()
+	for _, r := range []struct {
+		from *os.File
+		c    *capture
+		live io.Writer
+		file *os.File
+	}{{outR, outCap, s.Stdout, outFile}, {errR, errCap, s.Stderr, errFile}} {
+		if r.from == nil {
+			continue
+		}
+		readers.Add(1)
+		go func() { defer readers.Done(); pump(r.from, r.c, r.live, writerOf(r.file), budget) }()
+	}
 
 	timer := time.AfterFunc(s.Limits.Timeout, func() { stop.stop(LimitTimeout, false) })
 	defer timer.Stop()
@@ -177,8 +237,11 @@ func runWith(ctx context.Context, s Spec, res *Result, io stdio, outR, errR *os.
 	// Every writer is gone now; anything still holding a pipe escaped us, so bound the
 	// wait for EOF instead of hanging on it.
 	deadline := time.Now().Add(time.Second)
-	outR.SetReadDeadline(deadline)
-	errR.SetReadDeadline(deadline)
+	for _, r := range []*os.File{outR, errR} {
+		if r != nil {
+			r.SetReadDeadline(deadline)
+		}
+	}
 	readers.Wait()
 
 	fillResult(res, s, ei, ci, &stop)

@@ -85,6 +85,25 @@ func (c *Command) Signal(sig syscall.Signal) {
 	}
 }
 
+// Resize changes the size of the command's terminal (Spec.TTY), which signals
+// SIGWINCH to its foreground process group. It fails for a command without one
+// and does nothing once the command is over.
+func (c *Command) Resize(size TTY) error {
+	if size.Rows == 0 || size.Cols == 0 {
+		return invalid("terminal size %dx%d: give at least one row and one column", size.Cols, size.Rows)
+	}
+	tc, ok := c.ch.(terminalChild)
+	if !ok {
+		return invalid("the command has no terminal: start it with a tty")
+	}
+	select {
+	case <-c.done:
+		return nil
+	default:
+	}
+	return tc.resize(size)
+}
+
 // Done is closed when the Result is ready.
 func (c *Command) Done() <-chan struct{} { return c.done }
 

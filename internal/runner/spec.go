@@ -97,6 +97,13 @@ type Spec struct {
 	Stdin io.Reader
 	// Stdout and Stderr, when set, receive the streams live as they are produced.
 	Stdout, Stderr io.Writer
+	// TTY, when set, runs the command on a terminal of its sandbox's own (a pty
+	// of the sandbox's devpts instance, opened inside it; see StartIn, the only
+	// way to run one): the terminal is the command's stdin, stdout, stderr and
+	// controlling terminal. Stdin is typed into it, and what the command writes
+	// to it is the one output stream, Stdout (Stderr stays empty), under the same
+	// limits. The command never gets a descriptor of the caller's terminal.
+	TTY *TTY
 	// StdoutFile and StderrFile, when set, receive the full streams on disk, up to
 	// Limits.OutputTotal. They are created afresh and never followed if a link.
 	StdoutFile, StderrFile string
@@ -104,6 +111,9 @@ type Spec struct {
 	Isolation              Isolation
 	Sandbox                SandboxOptions
 }
+
+// TTY is the size of a command's terminal in characters; Command.Resize changes it.
+type TTY struct{ Rows, Cols uint16 }
 
 // SandboxOptions apply at the namespace level only.
 type SandboxOptions struct {
@@ -178,6 +188,9 @@ func (s *Spec) Validate() error {
 		if c := path.Clean(s.Cwd); c == ".." || strings.HasPrefix(c, "../") {
 			return invalid("cwd %q leaves the workspace", s.Cwd)
 		}
+	}
+	if t := s.TTY; t != nil && (t.Rows == 0 || t.Cols == 0) {
+		return invalid("terminal size %dx%d: give at least one row and one column", t.Cols, t.Rows)
 	}
 	l := s.Limits
 	for _, d := range []struct {

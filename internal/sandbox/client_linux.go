@@ -116,8 +116,13 @@ func (c *client) read() {
 			}
 			continue
 		}
+		var term *os.File
+		if r.Kind == nsinit.ReplyStarted && len(fds) == 1 {
+			term = ptyMaster(fds[0])
+			fds = nil
+		}
 		closeFDs(fds)
-		c.route(r)
+		c.route(r, term)
 	}
 	c.mu.Lock()
 	c.gone = true
@@ -129,7 +134,7 @@ func (c *client) read() {
 	}
 }
 
-func (c *client) route(r *nsinit.Reply) {
+func (c *client) route(r *nsinit.Reply, term *os.File) {
 	c.mu.Lock()
 	p := c.procs[r.ID]
 	if r.Kind == nsinit.ReplyGone || r.Kind == nsinit.ReplyError {
@@ -137,8 +142,27 @@ func (c *client) route(r *nsinit.Reply) {
 	}
 	c.mu.Unlock()
 	if p != nil {
-		p.deliver(r)
+		p.deliver(r, term)
+	} else if term != nil {
+		term.Close()
 	}
+}
+
+// ptyMaster makes fd, sent by the init with a ReplyStarted, an *os.File for the
+// runtime's poller, or closes it and returns nil if it is not a pty master
+// (/dev/ptmx is character device 5:2 in every devpts instance): the host reads,
+// writes and resizes it, and the init is inside the sandbox.
+func ptyMaster(fd int) *os.File {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR || unix.Major(st.Rdev) != 5 || unix.Minor(st.Rdev) != 2 {
+		unix.Close(fd)
+		return nil
+	}
+	if unix.SetNonblock(fd, true) != nil {
+		unix.Close(fd)
+		return nil
+	}
+	return os.NewFile(uintptr(fd), "pty master")
 }
 
 // send writes one request with its descriptors.

@@ -189,4 +189,10 @@ type ExecConfig struct {
 	// Sandbox.Exec); RLIMIT_CORE is always 0. A hard limit above the sandbox's own
 	// fails the Exec.
 	Rlimits Rlimits
+	// TTY, when set, runs the command on a pty of the sandbox's own devpts of this
+	// size instead of the Stdio: see Process.Terminal.
+	TTY *Winsize
 }
+
+// Winsize is a terminal's size in characters.
+type Winsize struct{ Rows, Cols uint16 }

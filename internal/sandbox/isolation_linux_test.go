@@ -175,11 +175,15 @@ func TestProcMasks(t *testing.T) {
 	}
 }
 
-// TestDev: /dev holds exactly the listed nodes and links, and they work.
+// TestDev: /dev holds exactly the listed nodes and links, and they work. /dev/pts
+// is a devpts of the sandbox's own: none of the host's ptys are in it, and
+// /dev/tty, with no controlling terminal, opens nothing.
 func TestDev(t *testing.T) {
 	got := lines(t, `ls -A /dev | tr '\n' ' '; echo; head -c 8 /dev/urandom | wc -c; head -c 4 /dev/zero | od -An -tx1 | tr -d ' '
-		echo x > /dev/null && echo null ok; echo x > /dev/full 2>/dev/null || echo full ok; readlink /dev/fd`)
-	want := []string{"fd full null random shm stderr stdin stdout urandom zero ", "8", "00000000", "null ok", "full ok", "/proc/self/fd"}
+		echo x > /dev/null && echo null ok; echo x > /dev/full 2>/dev/null || echo full ok; readlink /dev/fd
+		ls -A /dev/pts | tr '\n' ' '; echo; readlink /dev/ptmx; sh -c 'exec 3>/dev/tty' 2>/dev/null || echo no tty`)
+	want := []string{"fd full null ptmx pts random shm stderr stdin stdout tty urandom zero ", "8", "00000000", "null ok", "full ok", "/proc/self/fd",
+		"ptmx ", "pts/ptmx", "no tty"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got %q\nwant %q", got, want)
 	}

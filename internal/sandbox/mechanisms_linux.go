@@ -46,7 +46,8 @@ var devRW = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev
 
 // ruleset is the sandbox's Landlock policy, as the init sees the new root: read and
 // execute everywhere, write only in /workspace, /tmp, /dev/shm, the device nodes and
-// the targets of read-write and copy-on-write mounts; signals and abstract unix
+// the targets of read-write and copy-on-write mounts; ioctl only on the terminals of
+// the sandbox's own devpts instance; signals and abstract unix
 // sockets confined to the sandbox. TCP is not Landlock's: the sandbox's network
 // namespace has only its own loopback, where test suites start their servers, and
 // no route to anything else, the host's loopback included (Landlock could only
@@ -62,6 +63,7 @@ func ruleset(cfg *Config) landlock.Ruleset {
 		ReadExec:          []string{"/"},
 		ReadWrite:         rw,
 		ReadWriteFiles:    devRW,
+		Terminals:         []string{"/dev/pts", "/dev/tty"},
 		AllowAllTCP:       true,
 		ScopeSignals:      true,
 		ScopeAbstractUnix: true,

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
 )
 
@@ -25,6 +27,7 @@ type Process struct {
 	exited  chan struct{} // closed on ReplyExit
 	gone    chan struct{} // closed on ReplyGone
 	start   *nsinit.Reply
+	term    *os.File // ExecConfig.TTY's master, with ReplyStarted
 	exit    *nsinit.Reply
 	end     *nsinit.Reply
 
@@ -61,12 +64,25 @@ func (s *Sandbox) Exec(cfg ExecConfig, stdio Stdio) (*Process, error) {
 	if s.destroyed.Load() {
 		return nil, ErrDone
 	}
+	var tty *nsinit.Winsize
+	if cfg.TTY != nil {
+		if cfg.TTY.Rows == 0 || cfg.TTY.Cols == 0 {
+			return nil, fmt.Errorf("sandbox: terminal size %dx%d: give at least one row and one column", cfg.TTY.Cols, cfg.TTY.Rows)
+		}
+		if stdio != (Stdio{}) {
+			return nil, errors.New("sandbox: a command with a TTY has no Stdio: its terminal is its stdio")
+		}
+		tty = &nsinit.Winsize{Rows: cfg.TTY.Rows, Cols: cfg.TTY.Cols}
+	}
 	if err := s.id.giveStdio(stdio); err != nil {
 		return nil, err
 	}
 	files := []*os.File{stdio.Stdin, stdio.Stdout, stdio.Stderr}
 	var null *os.File
 	fds := make([]int, 3)
+	if tty != nil {
+		files, fds = nil, nil
+	}
 	for i, f := range files {
 		if f == nil {
 			if null == nil {
@@ -88,7 +104,7 @@ func (s *Sandbox) Exec(cfg ExecConfig, stdio Stdio) (*Process, error) {
 	if s.cfg.Network != nil {
 		env = NetworkEnv(env, s.cfg.Network.Port)
 	}
-	req := &nsinit.Request{Op: nsinit.OpExec, ID: p.id, Argv: cfg.Argv, Env: env, Dir: cfg.Dir, Rlimits: cfg.Rlimits.spec()}
+	req := &nsinit.Request{Op: nsinit.OpExec, ID: p.id, Argv: cfg.Argv, Env: env, Dir: cfg.Dir, Rlimits: cfg.Rlimits.spec(), TTY: tty}
 	err = s.cl.send(req, fds...)
 	runtime.KeepAlive(files) // their descriptors must stay open until sent
 	if err != nil {
@@ -104,18 +120,54 @@ func (s *Sandbox) Exec(cfg ExecConfig, stdio Stdio) (*Process, error) {
 		return nil, fmt.Errorf("sandbox exec: %w", ErrNoReport)
 	case r.Kind == nsinit.ReplyError:
 		return nil, &SetupError{Stage: r.Stage, Errno: syscall.Errno(r.Errno), Detail: r.Detail}
+	case tty != nil && p.term == nil:
+		p.Kill()
+		return nil, errors.New("sandbox exec: the init sent no pty master")
 	}
 	p.pid = r.Pid
 	return p, nil
 }
 
-// deliver records a reply of the init about this process.
-func (p *Process) deliver(r *nsinit.Reply) {
+// Terminal returns the master of the command's pty (ExecConfig.TTY), or nil:
+// reading it gives what the command writes to its terminal (EIO once no process
+// holds the terminal), writing it types, and SetSize resizes the terminal. It is
+// non-blocking (deadlines work) and the caller closes it.
+func (p *Process) Terminal() *os.File { return p.term }
+
+// SetSize sets the size of a pty whose master is f, which signals SIGWINCH to the
+// terminal's foreground process group.
+func SetSize(f *os.File, size Winsize) error {
+	if size.Rows == 0 || size.Cols == 0 {
+		return fmt.Errorf("terminal size %dx%d: give at least one row and one column", size.Cols, size.Rows)
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ierr error
+	if err := rc.Control(func(fd uintptr) {
+		ierr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: size.Rows, Col: size.Cols})
+	}); err != nil {
+		return err
+	}
+	if ierr != nil {
+		return fmt.Errorf("set terminal size: %w", ierr)
+	}
+	return nil
+}
+
+// deliver records a reply of the init about this process, and the pty master
+// that may come with ReplyStarted (closed unless kept).
+func (p *Process) deliver(r *nsinit.Reply, term *os.File) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if term != nil && (r.Kind != nsinit.ReplyStarted || p.term != nil) {
+		term.Close()
+		term = nil
+	}
 	switch r.Kind {
 	case nsinit.ReplyStarted:
-		p.start = r
+		p.start, p.term = r, term
 		close(p.started)
 	case nsinit.ReplyError:
 		p.start = r

@@ -102,8 +102,36 @@ func execRequest(r client.ExecRequest) (env.ExecRequest, error) {
 	if r.Stdin != "" {
 		stdin = []byte(r.Stdin)
 	}
+	var tty *runner.TTY
+	switch {
+	case r.TTY:
+		rows, cols := r.Rows, r.Cols
+		if rows == 0 {
+			rows = 24
+		}
+		if cols == 0 {
+			cols = 80
+		}
+		size, err := terminalSize(rows, cols)
+		if err != nil {
+			return env.ExecRequest{}, err
+		}
+		tty = &size
+	case r.Rows != 0 || r.Cols != 0:
+		return env.ExecRequest{}, BadRequest("rows and cols size a terminal: set tty too")
+	}
 	return env.ExecRequest{Argv: r.Argv, Env: r.Env, Cwd: r.Cwd, Stdin: stdin, Timeout: t,
-		OutputLimit: r.OutputLimit, OutputTotal: r.OutputTotal}, nil
+		OutputLimit: r.OutputLimit, OutputTotal: r.OutputTotal, TTY: tty}, nil
+}
+
+// maxTerminal bounds a terminal's rows and columns.
+const maxTerminal = 10000
+
+func terminalSize(rows, cols int) (runner.TTY, error) {
+	if rows < 1 || cols < 1 || rows > maxTerminal || cols > maxTerminal {
+		return runner.TTY{}, BadRequest("terminal size %d rows by %d cols: each must be 1 to %d", rows, cols, maxTerminal)
+	}
+	return runner.TTY{Rows: uint16(rows), Cols: uint16(cols)}, nil
 }
 
 // result converts a runner.Result (nil stays nil).

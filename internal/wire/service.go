@@ -102,6 +102,14 @@ func (s *Service) Signal(ctx context.Context, id, procID, sig string) error {
 	return s.svc.Signal(ctx, none, id, procID, sig)
 }
 
+func (s *Service) Resize(ctx context.Context, id, procID string, r client.ResizeRequest) error {
+	size, err := terminalSize(r.Rows, r.Cols)
+	if err != nil {
+		return err
+	}
+	return s.svc.Resize(ctx, none, id, procID, size)
+}
+
 func (s *Service) ReadFile(ctx context.Context, id, path string, offset, length int64) ([]byte, error) {
 	return s.svc.ReadFile(ctx, none, id, path, offset, length)
 }

@@ -18,6 +18,9 @@ var devNodes = []struct {
 	{"full", 1, 7},
 	{"random", 1, 8},
 	{"urandom", 1, 9},
+	// The calling process's controlling terminal: in the sandbox, a pty of its
+	// own devpts (see mountDev) or none (ENXIO).
+	{"tty", 5, 0},
 }
 
 // devLinks are the conventional symlinks into /proc/self.
@@ -28,9 +31,14 @@ var devLinks = map[string]string{
 	"stderr": "/proc/self/fd/2",
 }
 
+// maxPTYs bounds the terminals of one sandbox (its devpts instance's max).
+const maxPTYs = 64
+
 // mountDev builds /dev: a read-only tmpfs holding the nodes of devNodes bound from the
-// host, the links of devLinks, and a private size-limited /dev/shm. No tty, no pts,
-// no block devices, no /dev/kvm.
+// host, the links of devLinks, a private size-limited /dev/shm, and /dev/pts, a
+// devpts instance of the sandbox's own (with /dev/ptmx linked to its ptmx): its
+// terminals, for commands run with a tty, reach nothing outside the sandbox. No
+// host tty, no block devices, no /dev/kvm.
 func mountDev(shmSize int64) error {
 	dev := base + "/dev"
 	if err := os.MkdirAll(dev, 0o755); err != nil {
@@ -58,6 +66,17 @@ func mountDev(shmSize int64) error {
 		if err := os.Symlink(target, dev+"/"+name); err != nil {
 			return atf(err, "symlink /dev/%s", name)
 		}
+	}
+	if err := os.Mkdir(dev+"/pts", 0o755); err != nil {
+		return at("mkdir /dev/pts", err)
+	}
+	// newinstance: never the host's ptys. No gid=5: the sandbox maps no tty group.
+	opts := fmt.Sprintf("newinstance,ptmxmode=0666,mode=0620,max=%d", maxPTYs)
+	if err := unix.Mount("devpts", dev+"/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, opts); err != nil {
+		return at("mount /dev/pts", err)
+	}
+	if err := os.Symlink("pts/ptmx", dev+"/ptmx"); err != nil {
+		return at("symlink /dev/ptmx", err)
 	}
 	if err := mountTmp("/dev/shm", shmSize, unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=1777"); err != nil {
 		return err

@@ -48,7 +48,8 @@ func startExec(r *Request, fds []int) (int, error) {
 		Dir:   r.Dir,
 		Env:   env,
 		Files: []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])},
-		Sys:   &syscall.SysProcAttr{Setsid: true, Credential: commandCred()},
+		// A terminal (Request.TTY) becomes the session's controlling terminal.
+		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: r.TTY != nil, Ctty: 0, Credential: commandCred()},
 	}
 	pid, err := forkLent(path, r.Argv, attr, r.Rlimits)
 	if err != nil {

@@ -17,7 +17,10 @@ import (
 // Request operations.
 const (
 	// OpExec starts a command. Three descriptors are attached: its stdin, stdout
-	// and stderr. The init answers ReplyStarted or ReplyError.
+	// and stderr; or, with Request.TTY, none: the init opens a pty of the
+	// sandbox's devpts, makes its terminal the command's stdio and controlling
+	// terminal, and attaches the master to ReplyStarted. The init answers
+	// ReplyStarted or ReplyError.
 	OpExec = "exec"
 	// OpSignal sends Request.Signal to every live process of the command.
 	OpSignal = "signal"
@@ -51,9 +54,17 @@ type Request struct {
 	Env     []string `json:"env,omitempty"`
 	Dir     string   `json:"dir,omitempty"`
 	Rlimits []Rlimit `json:"rlimits,omitempty"`
+	// TTY, when set, runs the command on a pty of this size.
+	TTY *Winsize `json:"tty,omitempty"`
 
 	// Signal is the signal number of OpSignal.
 	Signal int `json:"signal,omitempty"`
+}
+
+// Winsize is a terminal's size in characters.
+type Winsize struct {
+	Rows uint16 `json:"rows"`
+	Cols uint16 `json:"cols"`
 }
 
 // Reply is one message from a persistent init to the host.
@@ -61,7 +72,8 @@ type Reply struct {
 	Kind string `json:"kind"`
 	ID   uint64 `json:"id,omitempty"`
 
-	// ReplyStarted: the command's pid in the sandbox's pid namespace.
+	// ReplyStarted: the command's pid in the sandbox's pid namespace (and, for
+	// a Request.TTY, the pty's master attached).
 	Pid int `json:"pid,omitempty"`
 
 	// ReplyError: as in Message.
@@ -109,6 +121,9 @@ func DecodeRequest(b []byte) (*Request, error) {
 		}
 		if r.Dir == "" || r.Dir[0] != '/' {
 			return nil, fmt.Errorf("decode request: working directory %q is not absolute", r.Dir)
+		}
+		if r.TTY != nil && (r.TTY.Rows == 0 || r.TTY.Cols == 0) {
+			return nil, fmt.Errorf("decode request: terminal size %dx%d", r.TTY.Cols, r.TTY.Rows)
 		}
 	case OpSignal, OpKill:
 	default:

@@ -195,13 +195,18 @@ func closeAll(fds []int) {
 	}
 }
 
-// reply sends r; a failure means the host is gone, which the next read notices.
-func (s *server) reply(r *Reply) {
+// reply sends r with fds attached; a failure means the host is gone, which the next
+// read notices.
+func (s *server) reply(r *Reply, fds ...int) {
 	b, err := EncodeReply(r)
 	if err != nil {
 		return
 	}
-	_, _, _ = s.conn.WriteMsgUnix(b, nil, nil)
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	_, _, _ = s.conn.WriteMsgUnix(b, oob, nil)
 }
 
 // interval is how long the loop may sleep without a scan.
@@ -249,6 +254,22 @@ func (s *server) exec(r request) {
 		fail(at("exec", unix.EEXIST))
 		return
 	}
+	master := -1
+	if r.TTY != nil {
+		if len(r.fds) != 0 {
+			fail(at("stdio", unix.EBADF))
+			return
+		}
+		m, slave, err := openPTY(*r.TTY)
+		if err != nil {
+			fail(err)
+			return
+		}
+		defer unix.Close(m)
+		defer unix.Close(slave) // the command has its own copies once started
+		master = m
+		r.fds = []int{slave, slave, slave}
+	}
 	if len(r.fds) != 3 {
 		fail(at("stdio", unix.EBADF))
 		return
@@ -267,6 +288,10 @@ func (s *server) exec(r request) {
 		p = proc{pid: pid, sid: pid}
 	}
 	s.led.adopt(r.ID, p)
+	if master >= 0 {
+		s.reply(&Reply{Kind: ReplyStarted, ID: r.ID, Pid: pid}, master)
+		return
+	}
 	s.reply(&Reply{Kind: ReplyStarted, ID: r.ID, Pid: pid})
 }
 
