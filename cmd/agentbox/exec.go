@@ -21,6 +21,7 @@ func execCmd() *cobra.Command {
 		req     client.ExecRequest
 		stdin   string
 		asJSON  bool
+		tty     bool
 		timeout time.Duration
 	)
 	cmd := &cobra.Command{
@@ -31,7 +32,11 @@ as it happens. It exits with the command's status (124 after a timeout, 128+N af
 death by signal N); an interrupt is forwarded to the command. With --json the command
 runs synchronously and one JSON result is printed instead. Where stdout or stderr is a
 terminal, the command's control characters and escape sequences are shown escaped,
-not executed (SGR colours pass); --raw-output passes them as they are.`,
+not executed (SGR colours pass); --raw-output passes them as they are.
+
+With --tty the command runs on a terminal of the sandbox's own (never yours) and
+your terminal is connected to it as by agentbox shell: raw while it runs, its
+output one stream passed as it is, window size changes passed on.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(execArgv(args)) == 0 {
 				return errors.New("use agentbox exec [flags] ID -- CMD [ARG...]")
@@ -45,6 +50,12 @@ not executed (SGR colours pass); --raw-output passes them as they are.`,
 			c, err := d.client()
 			if err != nil {
 				return err
+			}
+			if tty {
+				if asJSON || stdin != "" {
+					return errors.New("--tty connects your terminal to the command: drop --json and --stdin")
+				}
+				return streamTerminal(cmd.Context(), c, id, req)
 			}
 			if asJSON {
 				if stdin != "" {
@@ -74,6 +85,7 @@ not executed (SGR colours pass); --raw-output passes them as they are.`,
 	f.DurationVar(&timeout, "timeout", 0, "wall-clock limit (0: server default)")
 	f.StringVar(&stdin, "stdin", "", "file to feed as standard input, or - for agentbox's own")
 	f.BoolVar(&asJSON, "json", false, "run synchronously and print the result as JSON")
+	f.BoolVar(&tty, "tty", false, "run on a terminal of the sandbox's own, connected to yours")
 	return cmd
 }
 

@@ -42,6 +42,7 @@ Output to a pipe or a file is never changed.`,
 	root.AddCommand(envCmd())
 	root.AddCommand(netCmd())
 	root.AddCommand(execCmd())
+	root.AddCommand(shellCmd())
 	root.AddCommand(fsCmd())
 	root.AddCommand(patchCmd())
 	root.AddCommand(diffCmd())
