@@ -6,12 +6,17 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/agentbox/agentbox/client"
 )
+
+// hangupGrace is how long a command may take to exit after the hangup that HUP
+// or TERM to agentbox sends it, before it is killed.
+const hangupGrace = 2 * time.Second
 
 // loginShell is what `agentbox shell` runs without a command: bash where the
 // environment has it, else sh.
@@ -57,7 +62,8 @@ agentbox exec --tty ID -- CMD.`,
 // agentbox's stdin and stdout to it: stdin raw (if a terminal) and restored on
 // every way out, keys typed in through the API, the terminal's bytes written out
 // unescaped (the user asked for a terminal), window size changes passed on, and
-// HUP and TERM to agentbox forwarded. It returns the command's exit status.
+// HUP or TERM to agentbox a hangup of the command (then SIGKILL after
+// hangupGrace). It returns the command's exit status.
 func streamTerminal(ctx context.Context, c *client.Client, id string, req client.ExecRequest) error {
 	req.TTY = true
 	in, out := int(os.Stdin.Fd()), int(os.Stdout.Fd())
@@ -93,11 +99,10 @@ func streamTerminal(ctx context.Context, c *client.Client, id string, req client
 				}
 				continue
 			}
-			name := "HUP"
-			if s == syscall.SIGTERM {
-				name = "TERM"
-			}
-			c.Signal(context.WithoutCancel(ctx), id, proc, name)
+			// A hangup, as when a terminal closes (an interactive shell ignores
+			// TERM); what ignores that too is killed after a grace.
+			c.Signal(context.WithoutCancel(ctx), id, proc, "HUP")
+			time.AfterFunc(hangupGrace, func() { c.Signal(context.WithoutCancel(ctx), id, proc, "KILL") })
 		}
 	}()
 	go typeInto(ctx, c, id, proc)

@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,10 +72,7 @@ func TestShellThroughTmux(t *testing.T) {
 	id := strings.TrimSpace(out)
 	defer d.cli("env", "rm", id)
 
-	after := filepath.Join(t.TempDir(), "after")
-	script := fmt.Sprintf(`stty -a > %[4]s.before; AGENTBOX_SERVER=%[1]s AGENTBOX_TOKEN=%[2]s %[3]s shell %[5]s; echo "status=$?" > %[4]s.tmp; stty -a >> %[4]s.tmp; mv %[4]s.tmp %[4]s; echo pane-done; sleep 600`,
-		d.socket, e2eToken, agentbox, after, id)
-	tm.run("new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "sh", "-c", script)
+	after := shellPane(tm, d, id)
 
 	type step struct{ keys, want string }
 	for _, s := range []step{
@@ -95,19 +94,73 @@ func TestShellThroughTmux(t *testing.T) {
 			t.Fatalf("stty size never said 40 120:\n%s", tm.screen())
 		}
 	}
-	t.Logf("screen before exit:\n%s", tm.screen())
 	tm.run("send-keys", "-t", "t", "exit 3", "Enter")
 	tm.waitScreen("pane-done")
+	checkRestored(t, after, 3)
+	// exec --tty from pipes: the terminal is the sandbox's, sized by default.
+	o, e, st := d.cli("exec", "--tty", id, "--", "sh", "-c", "tty; stty size; exit 4")
+	if st != 4 || o != "/dev/pts/0\r\n24 80\r\n" {
+		t.Errorf("exec --tty: status %d, stdout %q, stderr %q", st, o, e)
+	}
+	if _, e, st := d.cli("exec", "--tty", "--json", id, "--", "true"); st == 0 || !strings.Contains(e, "--tty") {
+		t.Errorf("exec --tty --json: status %d, stderr %q", st, e)
+	}
+}
+
+// TestShellTerminated: TERM to agentbox shell hangs up the shell (an interactive
+// bash ignores TERM itself), and the terminal is restored on that way out too.
+func TestShellTerminated(t *testing.T) {
+	tm := startTmux(t)
+	d := startDaemon(t, t.TempDir())
+	out, errOut, st := d.cli("env", "create", "--workspace", filepath.Join(d.work, "proj"))
+	if st != 0 {
+		t.Fatalf("create: %d %s", st, errOut)
+	}
+	id := strings.TrimSpace(out)
+	defer d.cli("env", "rm", id)
+	after := shellPane(tm, d, id)
+	tm.run("send-keys", "-t", "t", "echo ready-$((1+1))", "Enter")
+	tm.waitScreen("ready-2")
+	b, err := os.ReadFile(after + ".pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil { // agentbox, which this test started
+		t.Fatal(err)
+	}
+	tm.waitScreen("pane-done")
+	checkRestored(t, after, 129) // bash's status after SIGHUP
+}
+
+// shellPane starts agentbox shell ID in the tmux pane "t" (100x30), and returns
+// the file prefix where the pane records agentbox's pid (.pid), its terminal's
+// modes before (.before), and agentbox's status and the modes after (the prefix
+// itself, written whole once agentbox exited).
+func shellPane(tm *tmuxServer, d *daemon, id string) string {
+	after := filepath.Join(tm.t.TempDir(), "after")
+	script := fmt.Sprintf(`stty -a > %[4]s.before; AGENTBOX_SERVER=%[1]s AGENTBOX_TOKEN=%[2]s sh -c 'echo $$ > %[4]s.pid; exec %[3]s shell %[5]s'; echo "status=$?" > %[4]s.tmp; stty -a >> %[4]s.tmp; mv %[4]s.tmp %[4]s; echo pane-done; sleep 600`,
+		d.socket, e2eToken, agentbox, after, id)
+	tm.run("new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "sh", "-c", script)
+	return after
+}
+
+// checkRestored checks agentbox's exit status and that the pane's terminal has
+// the modes raw mode turns off, as it had before.
+func checkRestored(t *testing.T, after string, status int) {
+	t.Helper()
 	b, err := os.ReadFile(after)
 	if err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(after + ".before")
 	got := string(b)
-	if !strings.HasPrefix(got, "status=3\n") {
-		t.Fatalf("agentbox shell's status: %q", got)
+	if !strings.HasPrefix(got, fmt.Sprintf("status=%d\n", status)) {
+		t.Fatalf("agentbox shell's status: %q, want %d", got, status)
 	}
-	// Raw mode turns these off; a restored terminal has them as before.
 	for _, mode := range []string{"icanon", "echo", "isig", "icrnl", "opost"} {
 		if !hasMode(string(before), mode) {
 			t.Fatalf("the pane's terminal had no %s before agentbox ran:\n%s", mode, before)
