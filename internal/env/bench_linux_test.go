@@ -18,6 +18,17 @@ func BenchmarkExecInEnvironment(b *testing.B) {
 	}
 }
 
+// BenchmarkExecOnTerminal is the same `true` on a terminal of the sandbox's own
+// (ExecRequest.TTY): the pty is opened by the init for each command.
+func BenchmarkExecOnTerminal(b *testing.B) {
+	m, id := benchEnv(b)
+	for b.Loop() {
+		if res, err := m.Exec(context.Background(), alice, id, ExecRequest{Argv: []string{"true"}, TTY: &runner.TTY{Rows: 24, Cols: 80}}); err != nil || res.ExitCode != 0 {
+			b.Fatal(res, err)
+		}
+	}
+}
+
 // BenchmarkFreshSandbox is the same `true` in a sandbox of its own (runner.Run at
 // the namespace level), for comparison.
 func BenchmarkFreshSandbox(b *testing.B) {

@@ -40,13 +40,16 @@ func TestTTY(t *testing.T) {
 		{"timeout", sh("echo started; sleep 60"), "", 300 * time.Millisecond, 0, 143, "started", LimitTimeout},
 		{"output total", sh("yes"), "", 0, 1 << 20, 143, "y\r\ny", LimitOutput},
 		{"not found", []string{"agentbox-no-such-command"}, "", 0, 0, 127, "", ""},
+		// The terminal's last holder is killed with the command (runIn checks that
+		// none survived), so its output ends.
+		{"a process left holding the terminal", sh("sleep 60 & echo left"), "", 0, 0, 0, "left\r\n", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := Spec{Argv: tc.argv, TTY: tty, Limits: Limits{Timeout: tc.timeout, OutputTotal: tc.total, KillGrace: 200 * time.Millisecond}}
 			if tc.stdin != "" {
 				spec.Stdin = strings.NewReader(tc.stdin)
 			}
-			res := runIn(t, sb, spec)
+			res := runIn(t, sb, spec) // no survivors
 			if res.ExitCode != tc.wantCode || !strings.Contains(res.Stdout, tc.wantOut) || res.Limit != tc.limit {
 				t.Fatalf("exit %d, limit %q, stdout %q; want exit %d, limit %q, stdout with %q (error %q)",
 					res.ExitCode, res.Limit, res.Stdout, tc.wantCode, tc.limit, tc.wantOut, res.Error)
