@@ -24,25 +24,27 @@ var loginShell = []string{"/bin/sh", "-c", "if command -v bash >/dev/null 2>&1; 
 
 func shellCmd() *cobra.Command {
 	var (
-		d   daemonFlags
-		req client.ExecRequest
+		d       daemonFlags
+		req     client.ExecRequest
+		timeout time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "shell [flags] ID [-- CMD [ARG...]]",
 		Short: "Open an interactive shell (or CMD) on a terminal in an environment",
 		Long: `Shell runs a login shell (bash if the environment has it, else sh), or CMD, in
 the environment ID on a terminal of the sandbox's own, and connects your terminal
-to it: your terminal is raw until the shell exits (and restored however agentbox
-ends), keys go to the shell, its output comes back as it is, and a resized
-window resizes its terminal. It exits with the shell's status. The sandbox never
-gets your terminal itself: only the bytes you type. Same as
-agentbox exec --tty ID -- CMD.`,
+to it: your terminal is raw until the shell ends (restored when it exits, on an
+error, and on HUP or TERM to agentbox, which hang the shell up), keys go to the shell, its output comes back as it is, and a resized
+window resizes its terminal. It exits with the shell's status; --timeout (24h)
+ends the session. The sandbox never gets your terminal itself: only the bytes
+you type. Same as agentbox exec --tty ID -- CMD.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.Argv = execArgv(args)
 			if len(req.Argv) == 0 {
 				req.Argv = loginShell
 			}
+			req.TimeoutSeconds = timeout.Seconds()
 			c, err := d.client()
 			if err != nil {
 				return err
@@ -55,6 +57,9 @@ agentbox exec --tty ID -- CMD.`,
 	d.add(f)
 	f.StringArrayVar(&req.Env, "env", nil, "KEY=VALUE added to the environment (repeatable)")
 	f.StringVar(&req.Cwd, "cwd", "", "directory relative to the workspace to start in")
+	// An interactive session outlasts a command's default 10 minutes; the
+	// environment's TTL and idle timeout still bound it.
+	f.DurationVar(&timeout, "timeout", 24*time.Hour, "wall-clock limit of the session")
 	return cmd
 }
 
