@@ -94,9 +94,15 @@ func TestShellThroughTmux(t *testing.T) {
 			t.Fatalf("stty size never said 40 120:\n%s", tm.screen())
 		}
 	}
+	// The shell changes its own terminal's modes and size: the pane's stay.
+	tm.run("send-keys", "-t", "t", "clear; stty -echo rows 7 cols 9; stty size", "Enter")
+	tm.waitScreen("7 9")
 	tm.run("send-keys", "-t", "t", "exit 3", "Enter")
 	tm.waitScreen("pane-done")
 	checkRestored(t, after, 3)
+	if b, _ := os.ReadFile(after); !strings.Contains(string(b), "rows 40; columns 120") {
+		t.Errorf("the pane's terminal is no longer 40x120:\n%s", b)
+	}
 	// exec --tty from pipes: the terminal is the sandbox's, sized by default.
 	o, e, st := d.cli("exec", "--tty", id, "--", "sh", "-c", "tty; stty size; exit 4")
 	if st != 4 || o != "/dev/pts/0\r\n24 80\r\n" {
