@@ -48,10 +48,10 @@ func TestBrowser(t *testing.T) {
 			got = append(got, append([]string{row.Task, row.Attempt, row.Outcome, "|"}, row.Cells...))
 		}
 		want := [][]string{
-			{"calc-add", "1", "resolved", "|", "calc-add", "1", "resolved", "1/1", "2/2", "4", "1.2s", "3.4s", "$0.0123"},
-			{"calc-add", "2", "tampered", "|", "calc-add", "2", "tampered", "0/0", "0/0", "4", "2.1s", "20ms", "$0.0200"},
-			{"str-reverse", "1", "unresolved", "|", "str-reverse", "1", "unresolved", "0/0", "0/0", "50", "1m01s", "0ms", "$0.0000"},
-			{"str-reverse", "2", "infra_error", "|", "str-reverse", "2", "infra_error", "0/0", "0/0", "0", "0ms", "0ms", "$0.0000"},
+			{"calc-add", "1", "resolved", "|", "calc-add", "1", "resolved", "1/1", "2/2", "4", "1.2s", "3.4s", "$0.0123", ""},
+			{"calc-add", "2", "tampered", "|", "calc-add", "2", "tampered", "0/0", "0/0", "4", "2.1s", "20ms", "$0.0200", "⚠ no test ran"},
+			{"str-reverse", "1", "unresolved", "|", "str-reverse", "1", "unresolved", "0/0", "0/0", "50", "1m01s", "0ms", "$0.0000", "⚠ no test ran"},
+			{"str-reverse", "2", "infra_error", "|", "str-reverse", "2", "infra_error", "0/0", "0/0", "0", "0ms", "0ms", "$0.0000", "⚠ no test ran"},
 		}
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("rendered rows (-want +got):\n%s", d)
@@ -65,9 +65,9 @@ func TestBrowser(t *testing.T) {
 	})
 
 	// The attacker's patch and log are on the page as visible text, and nothing
-	// of theirs ran or loaded: no script element, no handler, no global, the
-	// title unchanged, nothing fetched. The console is empty: the page's own
-	// style sheet matches its CSP hash.
+	// of theirs ran or loaded: no script element but the page's, no handler, no
+	// global, the title unchanged, nothing fetched. The console is empty: the
+	// page's own style sheet and script match their CSP hashes.
 	t.Run("attacker text is inert", func(t *testing.T) {
 		p, err := b.Open(ctx, page)
 		if err != nil {
@@ -81,7 +81,7 @@ func TestBrowser(t *testing.T) {
 		if p.Title != "agentbox eval run-1" {
 			t.Errorf("title %q", p.Title)
 		}
-		if p.Scripts != 0 || p.Handlers != 0 || len(p.Globals) != 0 || len(p.Resources) != 0 {
+		if p.Scripts != 1 || p.Handlers != 0 || len(p.Globals) != 0 || len(p.Resources) != 0 {
 			t.Errorf("live content: %d scripts, %d handlers, globals %q, loads %q", p.Scripts, p.Handlers, p.Globals, p.Resources)
 		}
 		if len(p.Console) != 0 {
@@ -109,7 +109,7 @@ func TestBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if withCSP.Scripts != 1 || withCSP.Handlers != 1 {
+		if withCSP.Scripts != 2 || withCSP.Handlers != 1 {
 			t.Fatalf("the injection did not reach the DOM: %d scripts, %d handlers", withCSP.Scripts, withCSP.Handlers)
 		}
 		if withCSP.Title != "agentbox eval run-1" || len(withCSP.Globals) != 0 {

@@ -22,6 +22,12 @@ const (
 	StepCap = 500
 	// LineCap is the longest trace line read; a longer one is skipped.
 	LineCap = 8 << 20
+	// MessageCap is the most of one transcript message (what the model said, a
+	// call's arguments, a tool's result) the page embeds while the attempt's
+	// TranscriptCap lasts; past it each gets MinMessageCap.
+	MessageCap    = 4 << 10
+	TranscriptCap = 64 << 10
+	MinMessageCap = 256
 )
 
 // text is an embedded file: its (possibly cut) content, or why there is none.

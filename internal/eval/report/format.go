@@ -28,6 +28,26 @@ func ms(n int64) string {
 
 func usd(v float64) string { return fmt.Sprintf("$%.4f", v) }
 
+// cost is an attempt's cost for a table: "unknown" when its model had no price,
+// never a $0.0000 that would read as free.
+func cost(a Attempt) string {
+	if a.CostUnknown {
+		return "unknown"
+	}
+	return usd(a.CostUSD)
+}
+
+// totalCost is a sum of costs of which unknown were unknown, out of n.
+func totalCost(usdSum float64, unknown, n int) string {
+	switch {
+	case unknown == 0:
+		return usd(usdSum)
+	case unknown == n:
+		return "unknown (no prices)"
+	}
+	return fmt.Sprintf("%s + unknown (%d of %d attempts without prices)", usd(usdSum), unknown, n)
+}
+
 // split is "passed/total" of a group of tests, and how many of them did not run.
 func split(s grade.Split) string {
 	out := fmt.Sprintf("%d/%d", len(s.Passed), len(s.Passed)+len(s.Failed)+len(s.Missing))
@@ -41,7 +61,7 @@ func split(s grade.Split) string {
 func row(a Attempt) []string {
 	return []string{a.Task, fmt.Sprint(a.Attempt), string(a.outcome()),
 		split(a.Verdict.FailToPass), split(a.Verdict.PassToPass),
-		fmt.Sprint(a.Steps), ms(a.AgentMS), ms(a.GradeMS), usd(a.CostUSD)}
+		fmt.Sprint(a.Steps), ms(a.AgentMS), ms(a.GradeMS), cost(a)}
 }
 
 var columns = []string{"task", "attempt", "outcome", "fail_to_pass", "pass_to_pass",
@@ -67,8 +87,12 @@ func summaryLine(r *Report, s Summary) string {
 	if g := s.Graded(); g != s.Attempts {
 		fmt.Fprintf(&b, " [%.1f%% of %d graded]", 100*s.GradedRate, g)
 	}
-	fmt.Fprintf(&b, "; tasks resolved %d/%d; unresolved %d, tampered %d, harness_error %d, infra_error %d, model_error %d; total time %s; cost %s",
-		s.TasksResolved, s.Tasks, s.Unresolved, s.Tampered, s.HarnessErrors, s.InfraErrors, s.ModelErrors, ms(totalMS(r)), usd(s.CostUSD))
+	fmt.Fprintf(&b, "; tasks resolved %d/%d", s.TasksResolved, s.Tasks)
+	if pk := runPassAtK(Tasks(r.Attempts)); len(pk) > 1 {
+		fmt.Fprintf(&b, "; pass@1 %.1f%%, pass@%d %.1f%%", 100*pk[0], len(pk), 100*pk[len(pk)-1])
+	}
+	fmt.Fprintf(&b, "; unresolved %d, tampered %d, harness_error %d, infra_error %d, model_error %d; total time %s; cost %s",
+		s.Unresolved, s.Tampered, s.HarnessErrors, s.InfraErrors, s.ModelErrors, ms(totalMS(r)), totalCost(s.CostUSD, s.CostUnknown, s.Attempts))
 	if r.Interrupted {
 		b.WriteString("; interrupted: unfinished attempts are absent")
 	}

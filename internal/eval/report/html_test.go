@@ -3,6 +3,7 @@ package report
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -88,8 +89,8 @@ func TestHTMLEscaping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(strings.ToLower(string(raw)), "<script") {
-		t.Error("the page holds a <script tag")
+	if n := strings.Count(strings.ToLower(string(raw)), "<script"); n != 1 {
+		t.Errorf("the page holds %d <script tags, want 1 (its own)", n)
 	}
 	doc := parse(t, filepath.Join(dir, "report.html"))
 	checkInert(t, doc)
@@ -107,14 +108,36 @@ func TestHTMLEscaping(t *testing.T) {
 }
 
 // checkInert fails unless the only active content of the page is its own: one
-// style sheet (the page's), one CSP, no script, no event handler, no URL but
-// fragment links, no element that loads anything.
+// style sheet and one script (the page's, byte for byte), one CSP, no event
+// handler, no URL but fragment links, no element that loads anything, and SVG
+// only in the page's charts, made of rectangles, tooltips and text.
 func checkInert(t *testing.T, doc *html.Node) {
 	t.Helper()
+	charts := map[*html.Node]bool{}
+	for _, f := range all(doc, class("chart")) {
+		for _, n := range all(f, func(n *html.Node) bool { return n.Namespace == "svg" }) {
+			charts[n] = true
+		}
+	}
 	for _, n := range all(doc, func(*html.Node) bool { return true }) {
+		if n.Namespace == "svg" {
+			if !charts[n] || !slices.Contains([]string{"svg", "rect", "title", "text"}, n.Data) {
+				t.Errorf("SVG element <%s> outside the page's charts", n.Data)
+			}
+			for _, a := range n.Attr {
+				if !slices.Contains([]string{"xmlns", "viewBox", "viewbox", "width", "height", "role", "aria-label", "x", "y", "class", "text-anchor"}, a.Key) {
+					t.Errorf("<%s %s=%q> in a chart", n.Data, a.Key, a.Val)
+				}
+			}
+			continue
+		}
 		switch n.Data {
-		case "script", "img", "svg", "iframe", "object", "embed", "link", "base", "form", "math", "video", "audio", "source":
+		case "img", "iframe", "object", "embed", "link", "base", "form", "math", "video", "audio", "source":
 			t.Errorf("element <%s> in the page", n.Data)
+		case "script":
+			if got := textOf(n); got != pageScript || len(n.Attr) != 0 {
+				t.Errorf("a <script> other than the page's: %.80q", got)
+			}
 		case "style":
 			if got := textOf(n); got != pageStyle {
 				t.Errorf("a <style> other than the page's: %.80q", got)
@@ -133,8 +156,10 @@ func checkInert(t *testing.T, doc *html.Node) {
 			}
 		}
 	}
-	if n := len(all(doc, tag("style"))); n != 1 {
-		t.Errorf("%d <style> elements, want 1", n)
+	for _, el := range []string{"style", "script"} {
+		if n := len(all(doc, tag(el))); n != 1 {
+			t.Errorf("%d <%s> elements, want 1", n, el)
+		}
 	}
 	metas := all(doc, func(n *html.Node) bool { return n.Data == "meta" && attr(n, "http-equiv") == "Content-Security-Policy" })
 	if len(metas) != 1 {
@@ -161,10 +186,10 @@ func TestHTMLTable(t *testing.T) {
 		got = append(got, cells)
 	}
 	want := [][]string{
-		{"calc-add", "1", "resolved", "|", "calc-add", "1", "resolved", "1/1", "2/2", "4", "1.2s", "3.4s", "$0.0123"},
-		{"calc-add", "2", "tampered", "|", "calc-add", "2", "tampered", "0/0", "0/0", "4", "2.1s", "20ms", "$0.0200"},
-		{"str-reverse", "1", "unresolved", "|", "str-reverse", "1", "unresolved", "0/0", "0/0", "50", "1m01s", "0ms", "$0.0000"},
-		{"str-reverse", "2", "infra_error", "|", "str-reverse", "2", "infra_error", "0/0", "0/0", "0", "0ms", "0ms", "$0.0000"},
+		{"calc-add", "1", "resolved", "|", "calc-add", "1", "resolved", "1/1", "2/2", "4", "1.2s", "3.4s", "$0.0123", ""},
+		{"calc-add", "2", "tampered", "|", "calc-add", "2", "tampered", "0/0", "0/0", "4", "2.1s", "20ms", "$0.0200", "⚠ no test ran"},
+		{"str-reverse", "1", "unresolved", "|", "str-reverse", "1", "unresolved", "0/0", "0/0", "50", "1m01s", "0ms", "$0.0000", "⚠ no test ran"},
+		{"str-reverse", "2", "infra_error", "|", "str-reverse", "2", "infra_error", "0/0", "0/0", "0", "0ms", "0ms", "$0.0000", "⚠ no test ran"},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("rows (-want +got):\n%s", d)
@@ -221,7 +246,7 @@ func TestHTMLSections(t *testing.T) {
 
 	// str-reverse #1: a directory with nothing in it; #2: a directory outside the
 	// results directory, never read.
-	for i, wantMissing := range map[int]int{3: 4, 4: 3} {
+	for i, wantMissing := range map[int]int{3: 5, 4: 4} {
 		s := section(t, doc, i)
 		var missing []string
 		for _, n := range all(s, class("missing")) {

@@ -22,6 +22,11 @@ type Report struct {
 	Interrupted bool      `json:"interrupted"`
 	Attempts    []Attempt `json:"attempts"` // sorted by task, then attempt
 	Summary     Summary   `json:"summary"`
+	// Tasks aggregates the attempts per task (Tasks), and PassAtK[k-1] is the
+	// run's pass@k: the mean over the tasks of their unbiased estimate
+	// (PassAtK), for k up to the fewest attempts of any task. Write fills both.
+	Tasks   []TaskStats `json:"tasks,omitempty"`
+	PassAtK []float64   `json:"pass_at_k,omitempty"`
 }
 
 // Attempt is one (task, attempt) of a run: the agent's session in its own
@@ -45,13 +50,18 @@ type Attempt struct {
 	// to start, the results could not be written): an infra_error of the harness.
 	Error string `json:"error,omitempty"`
 
-	StopReason   string  `json:"stop_reason"` // the agent's: done, max_steps, ...
-	Steps        int     `json:"steps"`
-	ToolCalls    int     `json:"tool_calls"`
-	CostUSD      float64 `json:"cost_usd"`
-	InputTokens  int64   `json:"input_tokens"`
-	OutputTokens int64   `json:"output_tokens"`
-	PatchBytes   int     `json:"patch_bytes"`
+	StopReason string  `json:"stop_reason"` // the agent's: done, max_steps, ...
+	Steps      int     `json:"steps"`
+	ToolCalls  int     `json:"tool_calls"`
+	CostUSD    float64 `json:"cost_usd"`
+	// CostUnknown is true when a model response of the attempt had no price
+	// (a model missing from the price table, an external agent): CostUSD then
+	// counts only what was priced, and the reports say "unknown". Write sets it
+	// from the attempt's events.jsonl when the run did not.
+	CostUnknown  bool  `json:"cost_unknown,omitempty"`
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	PatchBytes   int   `json:"patch_bytes"`
 
 	AgentMS    int64 `json:"agent_ms"`
 	GradeMS    int64 `json:"grade_ms"`
@@ -111,7 +121,10 @@ type Summary struct {
 	// ModelErrors): the rate over the attempts that were graded for what the
 	// agent did. It leaves some out, so it is only ever shown beside ResolvedRate.
 	GradedRate float64 `json:"graded_rate"`
-	CostUSD    float64 `json:"cost_usd"`
+	// CostUSD sums the known costs; CostUnknown counts the attempts whose cost
+	// is unknown and so not in it.
+	CostUSD     float64 `json:"cost_usd"`
+	CostUnknown int     `json:"cost_unknown,omitempty"`
 }
 
 // Graded is the denominator of GradedRate.
@@ -123,7 +136,11 @@ func Summarize(attempts []Attempt) Summary {
 	tasks := map[string]bool{}
 	for _, a := range attempts {
 		s.Attempts++
-		s.CostUSD += a.CostUSD
+		if a.CostUnknown {
+			s.CostUnknown++
+		} else {
+			s.CostUSD += a.CostUSD
+		}
 		if _, seen := tasks[a.Task]; !seen {
 			tasks[a.Task] = false
 		}

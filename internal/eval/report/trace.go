@@ -23,6 +23,7 @@ type timeline struct {
 	MoreProblems int
 	Stop         string // the session's stop reason, "" when the trace has no end
 	Detail       string
+	budget       int // bytes of transcript text left (TranscriptCap)
 }
 
 // stepLine is one step of the timeline.
@@ -34,6 +35,10 @@ type stepLine struct {
 	Class    string // ok or err, for colour
 	Duration string
 	Result   string // one line
+
+	// The step in full, for the transcript: what the model said, the call's
+	// arguments (indented JSON) and what the tool returned, each capped.
+	Say, Input, Output string
 }
 
 // readTimeline reads name under root. It keeps one line in memory at a time, so a
@@ -44,7 +49,7 @@ func readTimeline(root *os.Root, name string) timeline {
 		return timeline{Missing: missing}
 	}
 	defer f.Close()
-	var tl timeline
+	tl := timeline{budget: TranscriptCap}
 	br := bufio.NewReader(f)
 	for n := 1; ; n++ {
 		line, err := readLine(br, LineCap)
@@ -121,7 +126,56 @@ func (tl *timeline) add(n int, line []byte) {
 		tl.Omitted++
 		return
 	}
-	tl.Steps = append(tl.Steps, summarize(s))
+	l := summarize(s)
+	tl.transcribe(&l, s)
+	tl.Steps = append(tl.Steps, l)
+}
+
+// transcribe fills the transcript fields of l from s: MessageCap bytes of each
+// while the attempt's TranscriptCap lasts, then MinMessageCap.
+func (tl *timeline) transcribe(l *stepLine, s trace.Step) {
+	clip := func(v string) string {
+		limit := max(min(MessageCap, tl.budget), MinMessageCap)
+		v = strings.ToValidUTF8(v, "\uFFFD")
+		if len(v) > limit {
+			v = strings.ToValidUTF8(v[:limit], "") + fmt.Sprintf("\n… cut: %s more", size(int64(len(v)-limit)))
+		}
+		tl.budget -= len(v)
+		return v
+	}
+	if d := s.Decision; d != nil {
+		l.Say = clip(strings.TrimSpace(d.Text))
+		if len(d.Args) > 0 {
+			var b bytes.Buffer
+			if json.Indent(&b, d.Args, "", "  ") == nil {
+				l.Input = clip(b.String())
+			} else {
+				l.Input = clip(string(d.Args))
+			}
+		}
+	}
+	var out []string
+	if s.Error != "" {
+		out = append(out, s.Error)
+	}
+	if r := s.Result; r != nil {
+		if r.Error != nil {
+			out = append(out, string(r.Error.Code)+": "+r.Error.Message)
+		}
+		if len(r.Data) > 0 && string(r.Data) != "null" {
+			var b bytes.Buffer
+			if json.Compact(&b, r.Data) == nil {
+				out = append(out, b.String())
+			}
+		}
+		if r.Text != "" {
+			out = append(out, r.Text)
+		}
+		if r.Truncated {
+			out = append(out, "(the tool truncated its output)")
+		}
+	}
+	l.Output = clip(strings.Join(out, "\n"))
 }
 
 // summarize reduces a step to a timeline line.

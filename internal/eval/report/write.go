@@ -11,18 +11,26 @@ import (
 
 // Write writes report.json, report.md and report.html into dir, the results
 // directory that the attempts' directories (Attempt.Dir) are relative to. The
-// summary written is Summarize(r.Attempts), so the three files always agree; r is
-// not modified. Each file is written to a temporary name and renamed, so a reader
+// summary written is Summarize(r.Attempts) and the per-task aggregates
+// Tasks(r.Attempts), so the three files always agree; r is not modified. Each file is written to a temporary name and renamed, so a reader
 // never sees half a report. A missing or unreadable per-attempt file is shown as
 // such in the page and is not an error.
 func Write(dir string, r *Report) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("report: open results directory: %w", err)
+	}
+	defer root.Close()
 	rep := *r
 	rep.Attempts = make([]Attempt, len(r.Attempts))
 	for i, a := range r.Attempts {
 		a.Outcome = a.outcome()
+		a.CostUnknown = a.CostUnknown || unpriced(root, a.Dir)
 		rep.Attempts[i] = a
 	}
 	rep.Summary = Summarize(rep.Attempts)
+	rep.Tasks = Tasks(rep.Attempts)
+	rep.PassAtK = runPassAtK(rep.Tasks)
 	if err := writeFile(dir, "report.json", func(w io.Writer) error {
 		e := json.NewEncoder(w)
 		e.SetIndent("", "  ")
@@ -35,11 +43,6 @@ func Write(dir string, r *Report) error {
 	}); err != nil {
 		return err
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return fmt.Errorf("report: open results directory: %w", err)
-	}
-	defer root.Close()
 	return writeFile(dir, "report.html", func(w io.Writer) error {
 		return writeHTML(w, root, &rep, rep.Summary)
 	})

@@ -13,7 +13,7 @@ import (
 	"github.com/agentbox/agentbox/internal/grade"
 )
 
-const fixtureSummary = "resolved 1/4 (25.0%) [33.3% of 3 graded]; tasks resolved 1/2; unresolved 1, tampered 1, harness_error 0, infra_error 1, model_error 0; total time 1m23s; cost $0.0323"
+const fixtureSummary = "resolved 1/4 (25.0%) [33.3% of 3 graded]; tasks resolved 1/2; pass@1 25.0%, pass@2 50.0%; unresolved 1, tampered 1, harness_error 0, infra_error 1, model_error 0; total time 1m23s; cost $0.0323"
 
 func TestWriteLoad(t *testing.T) {
 	dir, r := fixture(t)
@@ -31,6 +31,13 @@ func TestWriteLoad(t *testing.T) {
 	want := orig
 	want.Summary = Summary{Tasks: 2, Attempts: 4, Resolved: 1, Unresolved: 1, Tampered: 1, InfraErrors: 1,
 		TasksResolved: 1, ResolvedRate: 1.0 / 4, GradedRate: 1.0 / 3, CostUSD: 0.0323}
+	want.PassAtK = []float64{0.25, 0.5}
+	want.Tasks = []TaskStats{
+		{Task: "calc-add", Title: "Fix add", Attempts: 2, Resolved: 1, PassAtK: []float64{0.5, 1},
+			Outcomes: map[grade.Outcome]int{grade.Resolved: 1, grade.Tampered: 1}, NoTests: 1, CostUSD: 0.0323, AgentMS: 3334, DurationMS: 4700},
+		{Task: "str-reverse", Attempts: 2, PassAtK: []float64{0, 0},
+			Outcomes: map[grade.Outcome]int{grade.Unresolved: 1, grade.InfraError: 1}, NoTests: 2, AgentMS: 61000},
+	}
 	// Write records each attempt's outcome.
 	want.Attempts = slices.Clone(want.Attempts)
 	for i, o := range []grade.Outcome{grade.Resolved, grade.Tampered, grade.Unresolved, grade.InfraError} {
@@ -130,7 +137,7 @@ calc-add                  1        resolved     1/1           2/2           4   
 calc-add                  2        tampered     0/0           0/0           4      2.1s        20ms        $0.0200
 str-reverse�]0;pwned��2J  1        unresolved   0/0           0/0           50     1m01s       0ms         $0.0000
 str-reverse               2        infra_error  0/0           0/0           0      0ms         0ms         $0.0000
-` + strings.Replace(fixtureSummary, "tasks resolved 1/2", "tasks resolved 1/3", 1) + "\n"
+` + strings.Replace(fixtureSummary, "tasks resolved 1/2; pass@1 25.0%, pass@2 50.0%", "tasks resolved 1/3", 1) + "\n"
 	if d := cmp.Diff(want, b.String()); d != "" {
 		t.Errorf("Table (-want +got):\n%s", d)
 	}
@@ -149,7 +156,13 @@ func TestSummaryLine(t *testing.T) {
 		{"all resolved, time from the clock", Report{
 			StartedAt: fixedTime, FinishedAt: fixedTime.Add(90 * 60e9),
 			Attempts: []Attempt{{Task: "a", Attempt: 1, Resolved: true, CostUSD: 1.5}, {Task: "a", Attempt: 2, Resolved: true}}},
-			"resolved 2/2 (100.0%); tasks resolved 1/1; unresolved 0, tampered 0, harness_error 0, infra_error 0, model_error 0; total time 1h30m; cost $1.5000"},
+			"resolved 2/2 (100.0%); tasks resolved 1/1; pass@1 100.0%, pass@2 100.0%; unresolved 0, tampered 0, harness_error 0, infra_error 0, model_error 0; total time 1h30m; cost $1.5000"},
+		// A model without prices costs "unknown", never a $0.0000 that reads as
+		// free; a run partly priced says how much is left out.
+		{"no prices", Report{Attempts: []Attempt{{Task: "a", CostUnknown: true}, {Task: "b", CostUnknown: true, CostUSD: 0}}},
+			"resolved 0/2 (0.0%); tasks resolved 0/2; unresolved 2, tampered 0, harness_error 0, infra_error 0, model_error 0; total time 0ms; cost unknown (no prices)"},
+		{"some prices", Report{Attempts: []Attempt{{Task: "a", CostUSD: 0.25}, {Task: "b", CostUnknown: true, CostUSD: 0.5}}},
+			"resolved 0/2 (0.0%); tasks resolved 0/2; unresolved 2, tampered 0, harness_error 0, infra_error 0, model_error 0; total time 0ms; cost $0.2500 + unknown (1 of 2 attempts without prices)"},
 		// Regression (issue 12): errors left the rate's denominator, so a patch that
 		// turned "not resolved" into an infrastructure error raised the rate. Every
 		// attempt counts in resolved_rate; the graded rate is printed beside it.
