@@ -90,8 +90,13 @@ func (b *Browser) Close() error {
 const sentinel = "reporttest: end of page messages"
 
 // probe reads the rendered page. It runs through DevTools, which the page's
-// Content-Security-Policy does not restrict.
+// Content-Security-Policy does not restrict. It first lays out every element
+// that content-visibility: auto leaves unrendered away from the viewport (as
+// scrolling through the page would): innerText leaves such content out.
 const probe = `(() => {
+  for (const e of document.querySelectorAll('*')) {
+    if (getComputedStyle(e).contentVisibility === 'auto') e.style.contentVisibility = 'visible';
+  }
   const t = document.getElementById('results');
   const rows = t ? Array.from(t.tBodies).flatMap(b => Array.from(b.rows)).map(r => ({
     task: r.dataset.task ?? '', attempt: r.dataset.attempt ?? '', outcome: r.dataset.outcome ?? '',
@@ -232,4 +237,124 @@ func RenderedTable(ctx context.Context, htmlPath string) ([][]string, error) {
 		rows[i] = r.Cells
 	}
 	return rows, nil
+}
+
+// Tab is a page left open for a test to act on as a person would: typing and
+// clicking go through the browser's input events (DevTools Input domain), so
+// the page's own listeners run exactly as they would for a user.
+type Tab struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	// LoadTime is how long the navigation took, to the page's load event.
+	LoadTime time.Duration
+
+	mu      sync.Mutex
+	console []string
+}
+
+// OpenTab loads the HTML file at htmlPath in a new tab and returns it; Close
+// closes it. ctx bounds every action on the tab.
+func (b *Browser) OpenTab(ctx context.Context, htmlPath string) (*Tab, error) {
+	abs, err := filepath.Abs(htmlPath)
+	if err != nil {
+		return nil, fmt.Errorf("reporttest: open %s: %w", htmlPath, err)
+	}
+	u := (&url.URL{Scheme: "file", Path: abs}).String()
+	tctx, cancel := chromedp.NewContext(b.ctx)
+	context.AfterFunc(ctx, cancel)
+	t := &Tab{ctx: tctx, cancel: cancel}
+	if err := chromedp.Do(tctx); err != nil { // the tab exists before we listen
+		cancel()
+		return nil, fmt.Errorf("reporttest: open %s: %w", u, err)
+	}
+	msgs := chromedp.Console(tctx)
+	go func() {
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			t.mu.Lock()
+			t.console = append(t.console, fmt.Sprintf("%s: %s", m.Type, m.Text))
+			t.mu.Unlock()
+		}
+	}()
+	start := time.Now()
+	if err := chromedp.Do(tctx, chromedp.Navigate(u)); err != nil {
+		cancel()
+		return nil, fmt.Errorf("reporttest: open %s: %w", u, err)
+	}
+	t.LoadTime = time.Since(start)
+	return t, nil
+}
+
+// Close closes the tab.
+func (t *Tab) Close() { t.cancel() }
+
+// Type focuses the first element matching the CSS selector and types text
+// into it, key by key.
+func (t *Tab) Type(selector, text string) error {
+	if err := chromedp.Do(t.ctx, chromedp.SendKeys(selector, text)); err != nil {
+		return fmt.Errorf("reporttest: type into %s: %w", selector, err)
+	}
+	return nil
+}
+
+// Click clicks the middle of the first visible element matching the CSS
+// selector with the mouse. It first scrolls the element to the middle of the
+// window and waits until its position holds for two frames: parts of a page
+// laid out only near the viewport (content-visibility: auto) move what is
+// below them as they render, and a click at the old position would miss.
+func (t *Tab) Click(selector string) error {
+	settle := fmt.Sprintf(`(async () => {
+  const el = document.querySelector(%q);
+  if (!el) return false;
+  const frame = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  let last = '';
+  for (let i = 0; i < 20; i++) {
+    el.scrollIntoView({block: 'center'});
+    await frame();
+    const b = el.getBoundingClientRect(), now = [b.x, b.y, b.width, b.height].join();
+    if (now === last) return true;
+    last = now;
+  }
+  return true;
+})()`, selector)
+	found, err := chromedp.Run(t.ctx, chromedp.Evaluate[bool](settle, chromedp.EvalAwaitPromise))
+	if err == nil && !found {
+		err = errors.New("no such element")
+	}
+	if err == nil {
+		err = chromedp.Do(t.ctx, chromedp.Click(selector))
+	}
+	if err != nil {
+		return fmt.Errorf("reporttest: click %s: %w", selector, err)
+	}
+	return nil
+}
+
+// Choose selects the option with value in the <select> matching the CSS
+// selector, with the keyboard: it focuses the element and types the option's
+// label, as a person picking from a focused list does.
+func (t *Tab) Choose(selector, label string) error {
+	if err := chromedp.Do(t.ctx, chromedp.Focus(selector), chromedp.KeyEvent(label)); err != nil {
+		return fmt.Errorf("reporttest: choose %q in %s: %w", label, selector, err)
+	}
+	return nil
+}
+
+// Eval evaluates a JavaScript expression in the page (through DevTools, which
+// the page's CSP does not restrict) and decodes its JSON value into out.
+func Eval[T any](t *Tab, expr string) (T, error) {
+	v, err := chromedp.Run(t.ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		return v, fmt.Errorf("reporttest: evaluate: %w", err)
+	}
+	return v, nil
+}
+
+// Console returns the console messages the page logged so far.
+func (t *Tab) Console() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.console)
 }

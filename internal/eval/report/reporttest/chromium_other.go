@@ -2,7 +2,10 @@
 
 package reporttest
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Available reports whether Chromium is installed at ChromiumPath.
 func Available() bool { return false }
@@ -26,3 +29,32 @@ func (b *Browser) Open(ctx context.Context, htmlPath string) (*Page, error) {
 func RenderedTable(ctx context.Context, htmlPath string) ([][]string, error) {
 	return nil, ErrUnsupported
 }
+
+// Tab is a page left open for a test to act on.
+type Tab struct{ LoadTime time.Duration }
+
+// OpenTab loads the HTML file at htmlPath in a new tab.
+func (b *Browser) OpenTab(ctx context.Context, htmlPath string) (*Tab, error) {
+	return nil, ErrUnsupported
+}
+
+// Close closes the tab.
+func (t *Tab) Close() {}
+
+// Type types text into the element matching selector.
+func (t *Tab) Type(selector, text string) error { return ErrUnsupported }
+
+// Click clicks the element matching selector.
+func (t *Tab) Click(selector string) error { return ErrUnsupported }
+
+// Choose selects an option of the <select> matching selector by its label.
+func (t *Tab) Choose(selector, label string) error { return ErrUnsupported }
+
+// Eval evaluates a JavaScript expression in the page.
+func Eval[T any](t *Tab, expr string) (T, error) {
+	var v T
+	return v, ErrUnsupported
+}
+
+// Console returns the console messages the page logged so far.
+func (t *Tab) Console() []string { return nil }
