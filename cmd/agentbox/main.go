@@ -54,6 +54,7 @@ Output to a pipe or a file is never changed.`,
 	root.AddCommand(importCmd())
 	root.AddCommand(gradeCmd())
 	root.AddCommand(evalCmd())
+	root.AddCommand(reportCmd())
 	root.AddCommand(policyCmd())
 	err := root.Execute()
 	flushOutput()

@@ -3,8 +3,10 @@ package report
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -75,15 +77,50 @@ func writeFile(dir, name string, fill func(io.Writer) error) error {
 	return nil
 }
 
-// Load reads dir/report.json.
+// Load reads dir/report.json; dir may also name the report.json itself. Its
+// errors say which of the three ways a path is not a run it was: no such
+// directory, no report.json in it (not a results directory, or a run that has
+// not finished), or a report.json that is not a report.
 func Load(dir string) (*Report, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	name := filepath.Join(dir, "report.json")
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("report: load %s: no such directory; give the results directory of an agentbox eval run (its --out)", dir)
+	case err != nil:
+		return nil, fmt.Errorf("report: load: %w", err)
+	case !fi.IsDir():
+		name = dir
+	}
+	b, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("report: load %s: no report.json in it: not the results directory of an agentbox eval run, or a run that has not finished (agentbox eval --resume --out %s finishes it)", dir, dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("report: load: %w", err)
 	}
-	var r Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("report: load %s: %w", filepath.Join(dir, "report.json"), err)
+	var r struct {
+		Report
+		Attempts *[]Attempt `json:"attempts"`
 	}
-	return &r, nil
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("report: load %s: not a report: %w", name, err)
+	}
+	if r.Attempts == nil {
+		return nil, fmt.Errorf("report: load %s: not a report of agentbox eval: it has no \"attempts\"", name)
+	}
+	r.Report.Attempts = *r.Attempts
+	return &r.Report, nil
+}
+
+// WriteComparison writes c as compare.json and compare.md into dir.
+func WriteComparison(dir string, c *Comparison) error {
+	if err := writeFile(dir, "compare.json", func(w io.Writer) error {
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		return e.Encode(c)
+	}); err != nil {
+		return err
+	}
+	return writeFile(dir, "compare.md", c.Markdown)
 }
