@@ -142,3 +142,20 @@ func TestSyntheticPage(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWrite500 writes the reports of a synthetic 500-attempt run (50 tasks
+// × 10 attempts, every attempt's files present).
+func BenchmarkWrite500(b *testing.B) {
+	dir, r, _ := synthetic(b, 50, 10)
+	b.ResetTimer()
+	for b.Loop() {
+		if err := Write(dir, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(filepath.Join(dir, "report.html"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(fi.Size())/(1<<20), "MiB/report.html")
+}
