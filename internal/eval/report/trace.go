@@ -36,9 +36,10 @@ type stepLine struct {
 	Duration string
 	Result   string // one line
 
-	// The step in full, for the transcript: what the model said, the call's
-	// arguments (indented JSON) and what the tool returned, each capped.
-	Say, Input, Output string
+	// The step in full, for the transcript: what the model said, the tool it
+	// called ("" for a stop) with the arguments (indented JSON), and what came
+	// back (the tool's result, an error, why the session stopped), each capped.
+	Say, Call, Input, Output string
 }
 
 // readTimeline reads name under root. It keeps one line in memory at a time, so a
@@ -143,8 +144,17 @@ func (tl *timeline) transcribe(l *stepLine, s trace.Step) {
 		tl.budget -= len(v)
 		return v
 	}
+	var out []string
 	if d := s.Decision; d != nil {
 		l.Say = clip(strings.TrimSpace(d.Text))
+		if !d.Stop {
+			l.Call = oneLine(d.Tool, 60)
+		} else {
+			out = append(out, "stopped: "+d.Reason)
+		}
+		if d.ArgsError != "" {
+			out = append(out, "unusable arguments, the tool did not run: "+d.ArgsError)
+		}
 		if len(d.Args) > 0 {
 			var b bytes.Buffer
 			if json.Indent(&b, d.Args, "", "  ") == nil {
@@ -154,7 +164,6 @@ func (tl *timeline) transcribe(l *stepLine, s trace.Step) {
 			}
 		}
 	}
-	var out []string
 	if s.Error != "" {
 		out = append(out, s.Error)
 	}

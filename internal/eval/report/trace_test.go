@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentbox/agentbox/internal/tool"
 	"github.com/agentbox/agentbox/internal/trace"
@@ -121,5 +122,57 @@ func TestReadLine(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"short", "<long>", "after", "last"}, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// The transcript keeps each step in full up to MessageCap: the model's words,
+// the call and its arguments indented, what came back; a stop has no call.
+func TestTranscribe(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		step             trace.Step
+		say, call, input string
+		output           string
+	}{
+		{"call", trace.Step{Step: 1, Decision: &trace.Decision{Tool: "fs.read", Args: json.RawMessage(`{"path":"a.py"}`), Text: "  Let me look.\n"},
+			Result: &tool.Envelope{OK: true, Data: json.RawMessage(`{"size": 3}`), Text: "x\ny\n", Truncated: true}},
+			"Let me look.", "fs.read", "{\n  \"path\": \"a.py\"\n}", "{\"size\":3}\nx\ny\n\n(the tool truncated its output)"},
+		{"tool error", trace.Step{Step: 2, Decision: &trace.Decision{Tool: "fs.write"},
+			Result: &tool.Envelope{Data: json.RawMessage("null"), Error: &tool.Error{Code: tool.EPERM, Message: "outside"}}},
+			"", "fs.write", "", "EPERM: outside"},
+		{"stop", trace.Step{Step: 3, Decision: &trace.Decision{Stop: true, Reason: "done", Text: "All fixed."}},
+			"All fixed.", "", "", "stopped: done"},
+		{"args error", trace.Step{Step: 4, Decision: &trace.Decision{Tool: "fs.read", ArgsError: "invalid JSON"}},
+			"", "fs.read", "", "unusable arguments, the tool did not run: invalid JSON"},
+		{"model error", trace.Step{Step: 5, Error: "401 unauthorized"}, "", "", "", "401 unauthorized"},
+		{"invalid UTF-8", trace.Step{Step: 6, Decision: &trace.Decision{Tool: "t", Text: "a\xffb"}}, "a\uFFFDb", "t", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tl := timeline{budget: TranscriptCap}
+			l := summarize(tc.step)
+			tl.transcribe(&l, tc.step)
+			if got := []string{l.Say, l.Call, l.Input, l.Output}; !cmp.Equal(got, []string{tc.say, tc.call, tc.input, tc.output}) {
+				t.Errorf("say, call, input, output:\n got %q\nwant %q", got, []string{tc.say, tc.call, tc.input, tc.output})
+			}
+		})
+	}
+
+	// Caps: a long message is cut at MessageCap with a note; once the attempt's
+	// TranscriptCap is spent, MinMessageCap.
+	tl := timeline{budget: TranscriptCap}
+	long := strings.Repeat("€", MessageCap) // 3 bytes each: the cut at MessageCap splits one
+	var cut []int
+	for n := 1; n <= 20; n++ {
+		s := trace.Step{Step: n, Decision: &trace.Decision{Tool: "t", Text: long}}
+		l := summarize(s)
+		tl.transcribe(&l, s)
+		body, note, ok := strings.Cut(l.Say, "\n… cut: ")
+		if !ok || !strings.HasSuffix(note, " more") || !utf8.ValidString(l.Say) {
+			t.Fatalf("step %d: no cut note or invalid UTF-8: %.80q", n, l.Say)
+		}
+		cut = append(cut, len(body))
+	}
+	if want := MessageCap - MessageCap%3; cut[0] != want || cut[len(cut)-1] > MinMessageCap || cut[len(cut)-1] < MinMessageCap-2 {
+		t.Errorf("cut lengths %v: want %d first, %d once the budget is spent", cut, want, MinMessageCap-MinMessageCap%3)
 	}
 }
