@@ -6,8 +6,8 @@
   'use strict';
   const $ = (id) => document.getElementById(id);
   const table = $('results');
-  const q = $('q'), task = $('f-task'), outcome = $('f-outcome'), reason = $('f-reason'), shown = $('shown');
-  if (!table || !q || !task || !outcome || !reason || !shown) return;
+  const filters = $('filters'), q = $('q'), task = $('f-task'), outcome = $('f-outcome'), reason = $('f-reason'), shown = $('shown');
+  if (!table || !filters || !q || !task || !outcome || !reason || !shown) return;
   const rows = Array.from(table.tBodies[0].rows);
   const keys = rows.map((r) => (r.textContent + ' ' + (r.dataset.reason || '') + ' ' + (r.dataset.title || '')).toLowerCase());
   const sections = rows.map((r) => document.getElementById(r.dataset.id || ''));
@@ -39,7 +39,7 @@
       apply();
     });
   }
-  $('filters').hidden = false;
+  filters.hidden = false;
   apply();
   document.documentElement.dataset.viewer = 'ready';
 })();
