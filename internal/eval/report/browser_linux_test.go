@@ -139,6 +139,25 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	// Regression test for hostile transcripts: the model's words hold <script>,
+	// a tool's result </script><img onerror> and <svg onload>; opened, they are
+	// text, and the console is empty (no CSP refusal: nothing tried to run).
+	t.Run("hostile transcript", func(t *testing.T) {
+		dir, r, evil := synthetic(t, 4, 2)
+		if err := Write(dir, r); err != nil {
+			t.Fatal(err)
+		}
+		tab, err := b.OpenTab(ctx, filepath.Join(dir, "report.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tab.Close()
+		openTranscript(t, tab, r, evil)
+		if c := tab.Console(); len(c) != 0 {
+			t.Errorf("console: %q", c)
+		}
+	})
+
 	t.Run("no table", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "plain.html")
 		if err := os.WriteFile(path, []byte("<!DOCTYPE html><title>x</title><p>no table"), 0o644); err != nil {

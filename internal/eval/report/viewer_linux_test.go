@@ -197,60 +197,67 @@ func TestViewer(t *testing.T) {
 			}
 		}
 	})
-	t.Run("a transcript opens and is inert", func(t *testing.T) {
-		i := 0
-		for j, a := range r.Attempts {
-			if a.Dir == evil {
-				i = j + 1
-			}
-		}
-		sel := fmt.Sprintf("#attempt-%d details.transcript", i)
-		text := func() (struct {
-			Open bool   `json:"open"`
-			Text string `json:"text"`
-		}, error) {
-			return reporttest.Eval[struct {
-				Open bool   `json:"open"`
-				Text string `json:"text"`
-			}](tab, fmt.Sprintf(`(() => { const d = document.querySelector(%q); return {open: d.open, text: d.innerText}; })()`, sel))
-		}
-		before, err := text()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if before.Open || strings.Contains(before.Text, "assistant") {
-			t.Fatalf("the transcript is open before the click: %+v", before)
-		}
-		if err := tab.Click(sel + " > summary"); err != nil {
-			t.Fatal(err)
-		}
-		after, err := text()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, w := range []string{"assistant", evilSay, "tool call", "fs.read", evilResult, "task.finish", "Finished: the tests should pass now."} {
-			if !after.Open || !strings.Contains(after.Text, w) {
-				t.Errorf("the opened transcript (open %v) does not show %q:\n%.600s", after.Open, w, after.Text)
-			}
-		}
-		type live struct {
-			Title    string `json:"title"`
-			Pwned    bool   `json:"pwned"`
-			Scripts  int    `json:"scripts"`
-			Imgs     int    `json:"imgs"`
-			Handlers int    `json:"handlers"`
-		}
-		l, err := reporttest.Eval[live](tab, `({title: document.title, pwned: 'pwned' in window, scripts: document.scripts.length,
-  imgs: document.images.length,
-  handlers: Array.from(document.querySelectorAll('*')).filter(e => Array.from(e.attributes).some(a => a.name.startsWith('on'))).length})`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if (l != live{Title: "agentbox eval synthetic", Scripts: 1}) {
-			t.Errorf("the hostile transcript is live: %+v", l)
-		}
-	})
+	t.Run("a transcript opens and is inert", func(t *testing.T) { openTranscript(t, tab, r, evil) })
 	if c := tab.Console(); len(c) != 0 {
 		t.Errorf("console (a CSP refusal or an error of the viewer): %q", c)
+	}
+}
+
+// openTranscript clicks the summary of the hostile attempt's transcript (evil is
+// its directory) and checks that it opens, shows the model's words, the calls
+// and the results as text, and that nothing of them is live: no image, no
+// handler, no script but the page's, no global, the title unchanged.
+func openTranscript(t *testing.T, tab *reporttest.Tab, r *Report, evil string) {
+	t.Helper()
+	i := 0
+	for j, a := range r.Attempts {
+		if a.Dir == evil {
+			i = j + 1
+		}
+	}
+	sel := fmt.Sprintf("#attempt-%d details.transcript", i)
+	text := func() (struct {
+		Open bool   `json:"open"`
+		Text string `json:"text"`
+	}, error) {
+		return reporttest.Eval[struct {
+			Open bool   `json:"open"`
+			Text string `json:"text"`
+		}](tab, fmt.Sprintf(`(() => { const d = document.querySelector(%q); return {open: d.open, text: d.innerText}; })()`, sel))
+	}
+	before, err := text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Open || strings.Contains(before.Text, "assistant") {
+		t.Fatalf("the transcript is open before the click: %+v", before)
+	}
+	if err := tab.Click(sel + " > summary"); err != nil {
+		t.Fatal(err)
+	}
+	after, err := text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"assistant", evilSay, "tool call", "fs.read", evilResult, "task.finish", "Finished: the tests should pass now."} {
+		if !after.Open || !strings.Contains(after.Text, w) {
+			t.Errorf("the opened transcript (open %v) does not show %q:\n%.600s", after.Open, w, after.Text)
+		}
+	}
+	type live struct {
+		Title    string `json:"title"`
+		Pwned    bool   `json:"pwned"`
+		Scripts  int    `json:"scripts"`
+		Imgs     int    `json:"imgs"`
+		Handlers int    `json:"handlers"`
+	}
+	l, err := reporttest.Eval[live](tab, `({title: document.title, pwned: 'pwned' in window, scripts: document.scripts.length,
+  imgs: document.images.length,
+  handlers: Array.from(document.querySelectorAll('*')).filter(e => Array.from(e.attributes).some(a => a.name.startsWith('on'))).length})`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (l != live{Title: "agentbox eval synthetic", Scripts: 1}) {
+		t.Errorf("the hostile transcript is live: %+v", l)
 	}
 }
