@@ -14,12 +14,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agentbox/agentbox/internal/agent"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/eval"
 	"github.com/agentbox/agentbox/internal/eval/report"
 	"github.com/agentbox/agentbox/internal/grade"
+	"github.com/agentbox/agentbox/internal/model"
 	"github.com/agentbox/agentbox/internal/task"
 )
 
@@ -32,7 +34,18 @@ type evalOptions struct {
 	resume             bool
 	reruns             int
 	progress           string
+	agentCmd           string
+	agentEnv           []string
+	flags              *pflag.FlagSet
 }
+
+// agentBaseEnv are the coordinator's variables an external agent gets: what a
+// program needs to start, never a credential (--agent-env adds those).
+var agentBaseEnv = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV", "NODE_PATH"}
+
+// runFlags are the flags that do not shape a run's results: a resumed run may
+// change them.
+var runFlags = []string{"out", "resume", "progress", "parallel"}
 
 func evalCmd() *cobra.Command {
 	o := &evalOptions{}
@@ -71,7 +84,10 @@ the attempt with policy_stop instead.
 Exit status: 0 when every attempt ran (resolved or not), 1 when an attempt hit an
 infrastructure error, 125 when eval could not run, 130 when interrupted.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return evalMain(cmd.Context(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.flags = cmd.Flags()
+			return evalMain(cmd.Context(), o)
+		},
 	}
 	f := cmd.Flags()
 	o.suite.flags(f)
@@ -86,6 +102,8 @@ infrastructure error, 125 when eval could not run, 130 when interrupted.`,
 	f.BoolVar(&o.resume, "resume", false, "continue the run in --out, skipping finished attempts")
 	f.IntVar(&o.reruns, "reruns", 0, "run each graded test suite this many more times to find flaky tests")
 	f.StringVar(&o.progress, "progress", "auto", "auto (a bar on a terminal, lines otherwise), bar, lines or none")
+	f.StringVar(&o.agentCmd, "agent-cmd", "", "run this external agent (a shell command) per attempt instead of --policy")
+	f.StringSliceVar(&o.agentEnv, "agent-env", nil, "pass these variables (NAME or NAME=VALUE) to the --agent-cmd agent, e.g. OPENAI_API_KEY")
 	return cmd
 }
 
@@ -102,7 +120,19 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 	}
 	policyName := "scripted:" + agent.ModeReference
 	var newPolicy eval.PolicyFunc
-	if o.agent.policy == "scripted" {
+	var agentCmd, agentEnv []string
+	if o.agentCmd != "" {
+		if o.flags != nil && o.flags.Changed("policy") {
+			return errors.New("--agent-cmd and --policy exclude each other: the external agent is the policy")
+		}
+		var err error
+		if agentEnv, err = externalEnv(o.agentEnv, os.LookupEnv); err != nil {
+			return err
+		}
+		policyName, agentCmd = "external:"+o.agentCmd, []string{"/bin/sh", "-c", o.agentCmd}
+	} else if len(o.agentEnv) > 0 {
+		return errors.New("--agent-env is for --agent-cmd: give the external agent to run")
+	} else if o.agent.policy == "scripted" {
 		newPolicy = func(t *task.Task) (agent.Policy, []string, error) {
 			ref, err := t.ReadReference()
 			if err != nil {
@@ -112,7 +142,11 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 		}
 	} else {
 		// Validate the flags (and find the key) once, before any environment starts.
-		if _, _, err := o.agent.policyFor(); err != nil {
+		pol, _, err := o.agent.policyFor()
+		if err != nil {
+			return err
+		}
+		if err := preflight(ctx, pol); err != nil {
 			return err
 		}
 		policyName = o.agent.policy
@@ -159,6 +193,7 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 	r, err := eval.Run(ctx, eval.Options{
 		Service: svc, Owner: env.Owner{Tenant: "local"}, Tasks: tasks,
 		Suite: o.suite.suite, PolicyName: policyName, Model: o.agent.model, Policy: newPolicy,
+		AgentCmd: agentCmd, AgentEnv: agentEnv, Flags: shapingFlags(o.flags),
 		Attempts: o.attempts, Parallel: o.parallel, Out: o.out, Resume: o.resume,
 		Limits: o.agent.limits, Permissions: &gc, Egress: eg, Grade: grade.Options{Reruns: o.reruns, GoModCache: modCache},
 		GoCache: func(ctx context.Context) (string, error) {
@@ -225,4 +260,63 @@ func selectTasks(tasks []*task.Task, ids []string) ([]*task.Task, error) {
 	}
 	slices.SortFunc(out, func(a, b *task.Task) int { return slices.Index(tasks, a) - slices.Index(tasks, b) })
 	return out, nil
+}
+
+// externalEnv is the environment of an external agent: agentBaseEnv's variables
+// that are set, and those --agent-env names (NAME, from ours; or NAME=VALUE).
+func externalEnv(names []string, lookup func(string) (string, bool)) ([]string, error) {
+	var out []string
+	for _, k := range agentBaseEnv {
+		if v, ok := lookup(k); ok {
+			out = append(out, k+"="+v)
+		}
+	}
+	for _, n := range names {
+		if k, _, ok := strings.Cut(n, "="); ok {
+			if k == "" {
+				return nil, fmt.Errorf("--agent-env %q: give NAME or NAME=VALUE", n)
+			}
+			out = append(out, n)
+			continue
+		}
+		v, ok := lookup(n)
+		if !ok {
+			return nil, fmt.Errorf("--agent-env %s: not set in this environment (give %s=VALUE to set it)", n, n)
+		}
+		out = append(out, n+"="+v)
+	}
+	return out, nil
+}
+
+// shapingFlags are the values of every flag that shapes the run's results, for
+// run.json: a resumed run must give the same.
+func shapingFlags(f *pflag.FlagSet) map[string]string {
+	if f == nil {
+		return nil
+	}
+	out := map[string]string{}
+	f.VisitAll(func(fl *pflag.Flag) {
+		if !slices.Contains(runFlags, fl.Name) {
+			out[fl.Name] = fl.Value.String()
+		}
+	})
+	return out
+}
+
+// preflight asks a model policy's model for one token, so that a model that
+// cannot be reached (no key, no route, a refused key) fails the run before any
+// environment starts, rather than every attempt.
+func preflight(ctx context.Context, p agent.Policy) error {
+	mp, ok := p.(*agent.ModelPolicy)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err := mp.Client.Complete(ctx, model.Request{Model: mp.Model, MaxOutputTokens: 1,
+		Messages: []model.Message{{Role: model.RoleUser, Text: "Reply with OK."}}})
+	if err != nil {
+		return fmt.Errorf("eval: the model %s (%s) cannot be reached, so no attempt would run: %w (check --base-url, --model and the API key)", mp.Model, mp.Label, err)
+	}
+	return nil
 }

@@ -82,7 +82,7 @@ func (o *Options) attempt(ctx context.Context, run string, t *task.Task, n int) 
 		gopts.GoCache = cache
 	}
 
-	patch, err := o.runAgent(ctx, run, t, dir, gopts, &a)
+	patch, err := o.runAgent(ctx, run, t, n, dir, gopts, &a)
 	if ctx.Err() != nil {
 		return a, false
 	}
@@ -115,16 +115,20 @@ func (o *Options) owner(t *task.Task) env.Owner {
 	return w
 }
 
-// runAgent runs the agent's session on t in a fresh environment and returns its
-// diff. The environment is destroyed before it returns.
-func (o *Options) runAgent(ctx context.Context, run string, t *task.Task, dir string, gopts grade.Options, a *report.Attempt) (patch []byte, err error) {
-	pol, redact, err := o.Policy(t)
-	if err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
-	}
-	lim := o.Limits
-	if lim.MaxWall <= 0 {
-		lim.MaxWall = t.Limits.Timeout + 5*time.Minute
+// envSpec is how an attempt's agent environment is made, whichever agent works
+// in it: the same for the built-in loop and an external command.
+type envSpec struct {
+	limits env.Limits
+	wall   time.Duration // the agent's wall budget
+	labels map[string]string
+	mounts []env.Mount
+	env    []string // PATH and the task's variables, for the commands it runs
+}
+
+func (o *Options) envSpec(run string, t *task.Task, gopts grade.Options) envSpec {
+	wall := o.Limits.MaxWall
+	if wall <= 0 {
+		wall = t.Limits.Timeout + 5*time.Minute
 	}
 	path := o.Grade.Path
 	if path == "" {
@@ -133,6 +137,27 @@ func (o *Options) runAgent(ctx context.Context, run string, t *task.Task, dir st
 	// The agent's environment gets the same shared caches as the grader's: its own
 	// go test starts warm, and what it compiles stays in its private layer.
 	mounts, vars := gocache.Mounts(t, gopts.GoCache, gopts.GoModCache)
+	return envSpec{limits: env.Limits{Memory: t.Limits.Memory, Pids: t.Limits.Pids}, wall: wall,
+		labels: map[string]string{"agentbox.eval": run, "agentbox.task": t.ID}, mounts: mounts,
+		env: task.SetEnv(append([]string{"PATH=" + path}, t.Env(agentScratch)...), vars...)}
+}
+
+// runAgent runs the agent's session on t in a fresh environment and returns its
+// diff: the built-in loop under o.Policy, or o.AgentCmd (runExternal). The
+// environment is destroyed before it returns.
+func (o *Options) runAgent(ctx context.Context, run string, t *task.Task, n int, dir string, gopts grade.Options, a *report.Attempt) (patch []byte, err error) {
+	spec := o.envSpec(run, t, gopts)
+	if len(o.AgentCmd) > 0 {
+		start := time.Now()
+		defer func() { a.AgentMS = time.Since(start).Milliseconds() }()
+		return o.runExternal(ctx, t, n, dir, spec, a)
+	}
+	pol, redact, err := o.Policy(t)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	lim := o.Limits
+	lim.MaxWall = spec.wall
 	tf, err := os.Create(filepath.Join(dir, traceFile))
 	if err != nil {
 		return nil, err
@@ -155,10 +180,8 @@ func (o *Options) runAgent(ctx context.Context, run string, t *task.Task, dir st
 	}
 	s, err := agent.RunSession(ctx, agent.SessionOptions{
 		Env: tool.EnvOptions{Service: o.Service, Owner: o.owner(t), Workspace: t.Repo, Egress: o.Egress,
-			Limits: env.Limits{Memory: t.Limits.Memory, Pids: t.Limits.Pids}, TTL: lim.MaxWall + 5*time.Minute,
-			Labels: map[string]string{"agentbox.eval": run, "agentbox.task": t.ID}, Mounts: mounts,
-			Tools: tool.BuiltinOptions{TestCommand: t.PublicTestCommand, TestTimeout: t.Limits.Timeout,
-				Env: task.SetEnv(append([]string{"PATH=" + path}, t.Env(agentScratch)...), vars...)}},
+			Limits: spec.limits, TTL: spec.wall + 5*time.Minute, Labels: spec.labels, Mounts: spec.mounts,
+			Tools: tool.BuiltinOptions{TestCommand: t.PublicTestCommand, TestTimeout: t.Limits.Timeout, Env: spec.env}},
 		Permissions: perms, Goal: t.Statement, Policy: pol, Limits: lim, Model: o.Model,
 		Sinks: []trace.Sink{trace.NewJSONL(ef), trace.NewProjector(tf)}, Redact: redact})
 	if err != nil {

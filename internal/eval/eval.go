@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,18 +20,16 @@ import (
 	"github.com/agentbox/agentbox/internal/eval/report"
 	"github.com/agentbox/agentbox/internal/grade"
 	"github.com/agentbox/agentbox/internal/task"
-	"github.com/agentbox/agentbox/internal/tool"
 )
 
 // PolicyFunc returns a fresh policy for one attempt at a task, and the strings
 // (API keys) its trace must never hold.
 type PolicyFunc func(t *task.Task) (agent.Policy, []string, error)
 
-// Service is what a run calls: the agents' environments and tools, and the
-// grader's.
+// Service is what a run calls: the agents' environments and tools, the
+// grader's, and (for an external agent) all an API server serves.
 type Service interface {
-	tool.Service
-	grade.Service
+	env.Service
 }
 
 // Options describe one evaluation run. Service, Tasks, Policy and Out are
@@ -40,6 +41,13 @@ type Options struct {
 	// Suite, PolicyName and Model label the report.
 	Suite, PolicyName, Model string
 	Policy                   PolicyFunc
+	// AgentCmd, when set, is the agent instead of Policy: a program (argv) run
+	// per attempt on this side of the sandbox, told its task and given an API
+	// and MCP endpoint reaching its attempt's environment alone (AgentFile). It
+	// gets AgentEnv as its whole environment (plus the AGENTBOX_ variables), so
+	// nothing of the coordinator's (a model key) reaches it unless put there.
+	AgentCmd []string
+	AgentEnv []string
 	// Attempts per task (default 1) and attempts run at once (default 1).
 	Attempts, Parallel int
 	// Out is the results directory. A directory holding another run is refused
@@ -47,6 +55,10 @@ type Options struct {
 	// are skipped.
 	Out    string
 	Resume bool
+	// Flags are the settings that shape the run (the command line's flags and
+	// their values), recorded in run.json: a resumed run must give the same, or
+	// it is refused naming the ones that differ.
+	Flags map[string]string
 	// Limits bound each agent session; MaxWall defaults to the task's timeout
 	// plus five minutes.
 	Limits agent.Limits
@@ -88,6 +100,9 @@ type runInfo struct {
 	Policy    string    `json:"policy"`
 	Model     string    `json:"model,omitempty"`
 	StartedAt time.Time `json:"started_at"`
+	// Attempts per task, and the flags of the run (Options.Flags).
+	Attempts int               `json:"attempts,omitempty"`
+	Flags    map[string]string `json:"flags,omitempty"`
 }
 
 // Run runs every (task, attempt) of o that the results directory does not hold
@@ -220,8 +235,8 @@ func (o *Options) check() error {
 		return errors.New("eval: no environment service")
 	case len(o.Tasks) == 0:
 		return errors.New("eval: the suite has no task")
-	case o.Policy == nil:
-		return errors.New("eval: no policy")
+	case o.Policy == nil && len(o.AgentCmd) == 0:
+		return errors.New("eval: no policy and no agent command")
 	case o.Out == "":
 		return errors.New("eval: no results directory")
 	case o.Attempts < 0 || o.Parallel < 0:
@@ -259,13 +274,16 @@ func (o *Options) openOut() (runInfo, error) {
 		if !o.Resume {
 			return runInfo{}, fmt.Errorf("eval: %s already holds run %s: give --resume to continue it, or another --out", o.Out, info.Run)
 		}
-		if info.Suite != o.Suite || info.Policy != o.PolicyName || info.Model != o.Model {
-			return runInfo{}, fmt.Errorf("eval: %s holds run %s of suite %q, policy %q, model %q; this run is suite %q, policy %q, model %q: resume it with the same flags, or use another --out",
-				o.Out, info.Run, info.Suite, info.Policy, info.Model, o.Suite, o.PolicyName, o.Model)
+		if diff := o.differences(info); len(diff) > 0 {
+			return runInfo{}, fmt.Errorf("eval: %s holds run %s made with other settings: %s; resume it with the same flags, or use another --out",
+				o.Out, info.Run, strings.Join(diff, "; "))
 		}
 		return info, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return runInfo{}, fmt.Errorf("eval: %w", err)
+	}
+	if o.Resume {
+		return runInfo{}, fmt.Errorf("eval: --resume: %s holds no run to continue (no %s): check --out, or drop --resume to start a new run", o.Out, runFile)
 	}
 	if entries, err := os.ReadDir(o.Out); err == nil && len(entries) > 0 {
 		return runInfo{}, fmt.Errorf("eval: %s is not empty and holds no run: choose an empty or new --out", o.Out)
@@ -273,11 +291,43 @@ func (o *Options) openOut() (runInfo, error) {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return runInfo{}, fmt.Errorf("eval: %w", err)
 	}
-	info := runInfo{Run: newRunID(), Suite: o.Suite, Policy: o.PolicyName, Model: o.Model, StartedAt: time.Now().UTC()}
+	info := runInfo{Run: newRunID(), Suite: o.Suite, Policy: o.PolicyName, Model: o.Model, StartedAt: time.Now().UTC(),
+		Attempts: o.Attempts, Flags: o.Flags}
 	if err := writeJSON(path, info); err != nil {
 		return runInfo{}, fmt.Errorf("eval: %w", err)
 	}
 	return info, nil
+}
+
+// differences names what of the run in info o would change: its suite, policy,
+// model, attempts, and every flag whose value differs (run.json files written
+// before flags were recorded have none to compare).
+func (o *Options) differences(info runInfo) []string {
+	var diff []string
+	add := func(name, was, now string) {
+		if was != now {
+			diff = append(diff, fmt.Sprintf("%s was %q, now %q", name, was, now))
+		}
+	}
+	add("suite", info.Suite, o.Suite)
+	add("policy", info.Policy, o.PolicyName)
+	add("model", info.Model, o.Model)
+	if info.Attempts != 0 {
+		add("attempts", strconv.Itoa(info.Attempts), strconv.Itoa(o.Attempts))
+	}
+	if info.Flags != nil {
+		for _, k := range slices.Sorted(maps.Keys(info.Flags)) {
+			if k != "attempts" {
+				add("--"+k, info.Flags[k], o.Flags[k])
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(o.Flags)) {
+			if _, ok := info.Flags[k]; !ok {
+				add("--"+k, "", o.Flags[k])
+			}
+		}
+	}
+	return diff
 }
 
 func taskOrder(tasks []*task.Task, id string) int {

@@ -142,10 +142,64 @@ func TestResumeRules(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	o.Out = filepath.Join(t.TempDir(), "cancelled")
+	o.Out, o.Resume = filepath.Join(t.TempDir(), "cancelled"), false
 	r, err := Run(ctx, o)
 	if !errors.Is(err, context.Canceled) || r == nil || !r.Interrupted || len(r.Attempts) != 0 {
 		t.Errorf("cancelled run: %v, %+v", err, r)
+	}
+}
+
+// TestResumeRefusesOtherSettings guards against the resume that silently dropped
+// finished attempts: a run made with Attempts 2 resumed with the default 1 is
+// refused, as is one whose flags differ (the error names each), and resuming a
+// directory that holds no run is an error, not a new run.
+func TestResumeRefusesOtherSettings(t *testing.T) {
+	m, tasks := setup(t)
+	tasks = tasks[:1]
+	pol := func(*task.Task) (agent.Policy, []string, error) {
+		return &agent.Sequence{Decisions: []agent.Decision{call("task.finish", map[string]string{})}}, nil, nil
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	o := Options{Service: m, Tasks: tasks, Suite: "s", PolicyName: "p", Policy: pol, Out: out, Attempts: 2,
+		Flags: map[string]string{"timeout": "0s", "reruns": "0", "attempts": "2"}}
+	if _, err := Run(t.Context(), o); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*Options)
+		want []string
+	}{
+		{"attempts", func(o *Options) { o.Attempts = 0; o.Flags = map[string]string{"timeout": "0s", "reruns": "0", "attempts": "1"} },
+			[]string{`attempts was "2", now "1"`}},
+		{"flags", func(o *Options) { o.Flags = map[string]string{"timeout": "1m0s", "reruns": "0", "attempts": "2", "new": "x"} },
+			[]string{`--timeout was "0s", now "1m0s"`, `--new was "", now "x"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := o
+			o.Resume = true
+			tc.edit(&o)
+			_, err := Run(t.Context(), o)
+			for _, w := range tc.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("resume with other %s: %v; want it to name %s", tc.name, err, w)
+				}
+			}
+			if err != nil && strings.Contains(err.Error(), "reruns") {
+				t.Errorf("names a flag that did not change: %v", err)
+			}
+		})
+	}
+	o.Resume = true
+	if r, err := Run(t.Context(), o); err != nil || len(r.Attempts) != 2 {
+		t.Fatalf("resume with the same settings: %v", err)
+	}
+	o.Out = filepath.Join(t.TempDir(), "never")
+	if _, err := Run(t.Context(), o); err == nil || !strings.Contains(err.Error(), "holds no run") {
+		t.Errorf("resume of a directory that does not exist: %v", err)
+	}
+	if _, err := os.Stat(o.Out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("resuming a missing directory created it: %v", err)
 	}
 }
 

@@ -62,6 +62,10 @@ type Attempt struct {
 	InputTokens  int64 `json:"input_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
 	PatchBytes   int   `json:"patch_bytes"`
+	// AgentExitCode is an external agent's exit status (-1: killed by a
+	// signal), absent for the built-in agent; its ToolCalls are its API and MCP
+	// requests.
+	AgentExitCode *int `json:"agent_exit_code,omitempty"`
 
 	AgentMS    int64 `json:"agent_ms"`
 	GradeMS    int64 `json:"grade_ms"`
