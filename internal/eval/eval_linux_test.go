@@ -170,9 +170,14 @@ func TestResumeRefusesOtherSettings(t *testing.T) {
 		edit func(*Options)
 		want []string
 	}{
-		{"attempts", func(o *Options) { o.Attempts = 0; o.Flags = map[string]string{"timeout": "0s", "reruns": "0", "attempts": "1"} },
+		{"attempts", func(o *Options) {
+			o.Attempts = 0
+			o.Flags = map[string]string{"timeout": "0s", "reruns": "0", "attempts": "1"}
+		},
 			[]string{`attempts was "2", now "1"`}},
-		{"flags", func(o *Options) { o.Flags = map[string]string{"timeout": "1m0s", "reruns": "0", "attempts": "2", "new": "x"} },
+		{"flags", func(o *Options) {
+			o.Flags = map[string]string{"timeout": "1m0s", "reruns": "0", "attempts": "2", "new": "x"}
+		},
 			[]string{`--timeout was "0s", now "1m0s"`, `--new was "", now "x"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
