@@ -184,6 +184,10 @@ func TestEvalBadInput(t *testing.T) {
 		{[]string{"--policy", "magic"}, "--policy"},
 		{[]string{"--policy", "openai"}, "--model is required"},
 		{[]string{"--resume"}, "--resume needs --out"},
+		{[]string{"--resume", "--out", filepath.Join(t.TempDir(), "none")}, "holds no run to continue"},
+		{[]string{"--agent-env", "X"}, "--agent-env is for --agent-cmd"},
+		{[]string{"--agent-cmd", "true", "--policy", "openai"}, "--agent-cmd and --policy exclude each other"},
+		{[]string{"--agent-cmd", "true", "--agent-env", "AGENTBOX_NO_SUCH_VARIABLE"}, "--agent-env AGENTBOX_NO_SUCH_VARIABLE: not set"},
 		{[]string{"--suite", jsonl}, "needs --repos"},
 		{[]string{"--tasks", "C01,nope"}, `--tasks: no task "nope" in the suite`},
 		{[]string{"--suite", jsonl, "--repos", t.TempDir()}, "swe-bench line 1 (x)"},
@@ -353,6 +357,7 @@ func TestEvalModelPolicy(t *testing.T) {
 	}
 	calc := tasks[slices.IndexFunc(tasks, func(tk *task.Task) bool { return tk.ID == "calc" })]
 	srv := modeltest.NewOpenAI(t,
+		modeltest.Turn{Text: "OK"}, // the preflight
 		modeltest.Turn{Calls: []modeltest.Call{{Name: "fs_read", Args: `{"path":"calc.py"}`}}},
 		modeltest.Turn{Calls: []modeltest.Call{{Name: "patch_apply",
 			Args: `{"path":"calc.py","old":"    \"\"\"Return the sum of a and b.\"\"\"\n    return a - b","new":"    \"\"\"Return the sum of a and b.\"\"\"\n    return a + b"}`}}},
@@ -363,7 +368,7 @@ func TestEvalModelPolicy(t *testing.T) {
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENAI_API_KEY=" + key}
 	stdout, stderr, status := run(t, env, "eval", "--suite", calc.Dir, "--policy", "openai", "--model", "m-test",
 		"--base-url", srv.URL, "--out", out, "--progress", "lines")
-	if status != 0 || !strings.Contains(stdout, "resolved 1/1") || len(srv.Received()) != 4 {
+	if status != 0 || !strings.Contains(stdout, "resolved 1/1") || len(srv.Received()) != 5 {
 		t.Fatalf("eval: status %d, %d model requests\nstdout:\n%s\nstderr:\n%s", status, len(srv.Received()), stdout, stderr)
 	}
 	if strings.Contains(stdout+stderr, key) {
