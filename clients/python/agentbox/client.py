@@ -197,6 +197,9 @@ class Client:
         conn, resp = self._open(method, path, query, body, headers, timeout)
         try:
             data = resp.read()
+        except (OSError, http.client.HTTPException) as e:
+            raise errors.ConnectionFailed("agentbox: the connection broke during the answer to %s %s: %r"
+                                          % (method, path, e)) from e
         finally:
             conn.close()
         if raw:
@@ -339,6 +342,20 @@ class Client:
         return data, _build(Artifact, json.loads(resp.getheader("Agentbox-Artifact") or "{}"))
 
 
+def _lines(resp):
+    """The lines of resp's body as they arrive. read1 hands over what a chunk holds
+    so far (readline would wait for, and on a cut lose, the whole chunk)."""
+    buf = b""
+    while True:
+        b = resp.read1(65536)
+        if not b:
+            return  # closed: the caller reconnects
+        buf += b
+        *lines, buf = buf.split(b"\n")
+        for line in lines:
+            yield line
+
+
 class EventStream:
     """The events of a background command, in order, each once.
 
@@ -381,10 +398,7 @@ class EventStream:
         conn, resp = self._c._open("GET", path, headers=headers, timeout=60)  # pings come every 15 s
         try:
             kind, eid, data = "message", None, []
-            while True:
-                line = resp.readline()
-                if not line:
-                    return  # closed: the caller reconnects
+            for line in _lines(resp):
                 line = line.rstrip(b"\r\n")
                 if line:
                     if line.startswith(b":"):
