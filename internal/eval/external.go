@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -87,8 +88,10 @@ func (o *Options) runExternal(ctx context.Context, t *task.Task, n int, dir stri
 	}
 	// The API's own Shutdown destroys its tenants' environments: this server is
 	// closed instead, and the diff taken after.
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	ms := &mcpSessions{next: srv.Handler(), token: token}
+	hs := &http.Server{Handler: ms, ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
+	defer ms.end()
 	defer hs.Close()
 	url := "http://" + ln.Addr().String()
 
@@ -172,3 +175,43 @@ func (o *Options) runAgentProcess(ctx context.Context, dir, cwd string, wall tim
 	}
 	return 0, walled, fmt.Errorf("run the agent: %w", err)
 }
+
+// mcpSessions serves next and remembers the MCP sessions it opened, so that end
+// can close them: a session outlives its connections (until its idle timeout),
+// and an attempt's must not outlive the attempt.
+type mcpSessions struct {
+	next  http.Handler
+	token string
+	mu    sync.Mutex
+	ids   []string
+}
+
+func (m *mcpSessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m.next.ServeHTTP(w, r)
+	if id := w.Header().Get("Mcp-Session-Id"); id != "" && r.URL.Path == "/mcp" {
+		m.mu.Lock()
+		if !slices.Contains(m.ids, id) {
+			m.ids = append(m.ids, id)
+		}
+		m.mu.Unlock()
+	}
+}
+
+// end closes every session, as a client's DELETE /mcp would.
+func (m *mcpSessions) end() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, id := range m.ids {
+		r, _ := http.NewRequest(http.MethodDelete, "/mcp", nil)
+		r.Header.Set("Authorization", "Bearer "+m.token)
+		r.Header.Set("Mcp-Session-Id", id)
+		m.next.ServeHTTP(discard{http.Header{}}, r)
+	}
+	m.ids = nil
+}
+
+type discard struct{ h http.Header }
+
+func (d discard) Header() http.Header       { return d.h }
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) WriteHeader(int)             {}

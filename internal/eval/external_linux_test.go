@@ -91,6 +91,36 @@ envs = [e.id for e in c.list()]
 print("ok list" if envs == [ctx.env_id] else "FAIL list %r" % envs)
 r = c.exec(ctx.env_id, ["cat", "calc.py"], env=ctx.env)
 print("ok own exec" if r.exit_code == 0 and "def add" in r.stdout else "FAIL own exec %r" % r)
+
+# MCP over streamable HTTP, by hand: the same token, the same one environment.
+import http.client, urllib.parse
+u = urllib.parse.urlsplit(ctx.mcp_url)
+session = None
+def rpc(method, params, id=None):
+    global session
+    h = {"Authorization": "Bearer " + ctx.token, "Content-Type": "application/json",
+         "Accept": "application/json, text/event-stream"}
+    if session:
+        h["Mcp-Session-Id"] = session
+    body = {"jsonrpc": "2.0", "method": method, "params": params}
+    if id is not None:
+        body["id"] = id
+    conn = http.client.HTTPConnection(u.hostname, u.port)
+    conn.request("POST", u.path, json.dumps(body), h)
+    r = conn.getresponse()
+    session = session or r.getheader("Mcp-Session-Id")
+    text = r.read().decode()
+    conn.close()
+    for line in text.splitlines():
+        if line.startswith("data:"):
+            text = line[5:]
+    return json.loads(text) if id is not None else r.status
+rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}, 1)
+rpc("notifications/initialized", {})
+r = rpc("tools/call", {"name": "exec", "arguments": {"id": ctx.env_id, "argv": ["cat", "calc.py"]}}, 2)
+print("ok mcp exec" if "def add" in json.dumps(r) and not r["result"].get("isError") else "FAIL mcp exec %r" % r)
+r = rpc("tools/call", {"name": "env_create", "arguments": {"workspace": "/"}}, 3)
+print("ok mcp create" if r["result"].get("isError") and "EPERM" in json.dumps(r) else "FAIL mcp create %r" % r)
 print("environ", json.dumps(sorted(k for k in os.environ if k != "LC_CTYPE")))  # Python sets LC_CTYPE itself (PEP 538)
 `
 
@@ -117,7 +147,7 @@ func TestExternalAgentBoundaries(t *testing.T) {
 	a := r.Attempts[0]
 	stdout, _ := os.ReadFile(filepath.Join(out, a.Dir, agentStdoutFile))
 	stderr, _ := os.ReadFile(filepath.Join(out, a.Dir, agentStderrFile))
-	for _, step := range []string{"create", "destroy", "network", "get foreign", "exec foreign", "no token", "list", "own exec"} {
+	for _, step := range []string{"create", "destroy", "network", "get foreign", "exec foreign", "no token", "list", "own exec", "mcp exec", "mcp create"} {
 		if !bytes.Contains(stdout, []byte("ok "+step+"\n")) {
 			t.Errorf("step %s not refused as it must be", step)
 		}
