@@ -66,13 +66,25 @@ solution through the agent's tools: a check of the whole harness, not of an
 agent. --policy openai or anthropic runs a model (see agentbox agent --help for
 the model flags).
 
+--agent-cmd 'python3 my_agent.py' runs your own agent instead, in any language:
+per attempt the command runs on this host (with /bin/sh -c, in its own process
+group, killed at --timeout), told its task and its one environment through
+AGENTBOX_AGENT_FILE (JSON), AGENTBOX_URL, AGENTBOX_TOKEN, AGENTBOX_ENV_ID and
+AGENTBOX_MCP_URL: an API server (docs/API.md) and MCP endpoint whose token reaches
+that environment only. What it changed there is graded as any agent's diff. Its
+environment holds PATH, HOME, the locale and the like, never the model key unless
+--agent-env names it. Its output goes to agent.stdout and agent.stderr in the
+attempt's directory. clients/python/examples/agent.py is a sample.
+
 Results go to --out (default eval-results/<time>): per attempt TASK/N/ holds
 trace.jsonl, events.jsonl, patch.diff, grade.json and test.log; report.json,
 report.md and report.html (self-contained: open it in any browser, no network)
 summarise the run. --resume continues an interrupted run in the same --out,
 skipping the attempts it finished (those the harness failed, an error or an
-infra_error, run again). Ctrl-C stops it, destroying every environment. A host
-that cannot start a sandbox fails at once, before anything is written.
+infra_error, run again); run.json records the flags, and a resume with other
+values is refused, naming them. Ctrl-C stops it, destroying every environment. A
+host that cannot start a sandbox, or a model that cannot be reached (one request
+of one token checks it), fails at once, before anything is written.
 
 Every tool call of every attempt is decided by the permission policy, as in
 agentbox agent (--permissions, --approvals, --grant, --allow-net). Nobody is at a
