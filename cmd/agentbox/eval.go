@@ -205,7 +205,7 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 	r, err := eval.Run(ctx, eval.Options{
 		Service: svc, Owner: env.Owner{Tenant: "local"}, Tasks: tasks,
 		Suite: o.suite.suite, PolicyName: policyName, Model: o.agent.model, Policy: newPolicy,
-		AgentCmd: agentCmd, AgentEnv: agentEnv, Flags: shapingFlags(o.flags),
+		AgentCmd: agentCmd, AgentEnv: agentEnv, Flags: shapingFlags(o),
 		Attempts: o.attempts, Parallel: o.parallel, Out: o.out, Resume: o.resume,
 		Limits: o.agent.limits, Permissions: &gc, Egress: eg, Grade: grade.Options{Reruns: o.reruns, GoModCache: modCache},
 		GoCache: func(ctx context.Context) (string, error) {
@@ -302,13 +302,24 @@ func externalEnv(names []string, lookup func(string) (string, bool)) ([]string, 
 
 // shapingFlags are the values of every flag that shapes the run's results, for
 // run.json: a resumed run must give the same.
-func shapingFlags(f *pflag.FlagSet) map[string]string {
+func shapingFlags(o *evalOptions) map[string]string {
+	f := o.flags
 	if f == nil {
 		return nil
 	}
 	out := map[string]string{}
 	f.VisitAll(func(fl *pflag.Flag) {
-		if !slices.Contains(runFlags, fl.Name) {
+		switch {
+		case slices.Contains(runFlags, fl.Name):
+		case fl.Name == "agent-env":
+			// NAME=VALUE may hold a secret: run.json keeps the names.
+			var names []string
+			for _, v := range o.agentEnv {
+				k, _, _ := strings.Cut(v, "=")
+				names = append(names, k)
+			}
+			out[fl.Name] = strings.Join(names, ",")
+		default:
 			out[fl.Name] = fl.Value.String()
 		}
 	})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,7 +19,8 @@ var sampleAgent, _ = filepath.Abs("../../clients/python/examples/agent.py")
 
 // TestEvalAgentCmd is the README's bring-your-own-agent path: eval --agent-cmd
 // with the sample Python agent resolves calc; its output is in the attempt's
-// directory; resuming with another agent is refused, naming the flag.
+// directory; run.json holds no --agent-env value; resuming with another agent is
+// refused, naming the flag.
 func TestEvalAgentCmd(t *testing.T) {
 	testenv.RequireRoot(t)
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
@@ -27,7 +29,7 @@ func TestEvalAgentCmd(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "results")
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	args := []string{"eval", "--tasks", "calc", "--out", out, "--progress", "lines",
-		"--agent-cmd", "/usr/bin/python3 " + sampleAgent}
+		"--agent-env", "SAMPLE_SECRET=sk-planted-value", "--agent-cmd", "/usr/bin/python3 " + sampleAgent}
 	stdout, stderr, status := run(t, env, args...)
 	if status != 0 || !strings.Contains(stdout, "resolved 1/1") {
 		t.Fatalf("eval --agent-cmd: status %d\nstdout:\n%s\nstderr:\n%s", status, stdout, stderr)
@@ -39,6 +41,11 @@ func TestEvalAgentCmd(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(out, r.Attempts[0].Dir, "agent.stdout"))
 	if err != nil || !strings.Contains(string(b), "public tests after: exit 0") {
 		t.Errorf("agent.stdout: %q, %v", b, err)
+	}
+	// run.json records the variables' names, never a value given on the command line.
+	if b, err := os.ReadFile(filepath.Join(out, "run.json")); err != nil || strings.Contains(string(b), "sk-planted") ||
+		!strings.Contains(string(b), `"agent-env": "SAMPLE_SECRET"`) {
+		t.Errorf("run.json: %v\n%s", err, b)
 	}
 	args[len(args)-1] = "/usr/bin/python3 other.py"
 	_, stderr, status = run(t, env, append(args, "--resume")...)
@@ -65,9 +72,9 @@ func TestAgentEnvHoldsNoKey(t *testing.T) {
 	}
 }
 
-// TestEvalModelPreflight: a model that refuses the key fails eval before any
-// environment starts or any result is written, with exit status 125 and a
-// message that says what to check.
+// TestEvalModelPreflight: a model that refuses the key, or that nothing answers
+// for, fails eval before any environment starts or any result is written, with
+// exit status 125 and a message that says what to check.
 func TestEvalModelPreflight(t *testing.T) {
 	srv := modeltest.NewOpenAI(t, modeltest.Turn{Status: 401})
 	out := filepath.Join(t.TempDir(), "results")
@@ -82,6 +89,18 @@ func TestEvalModelPreflight(t *testing.T) {
 	}
 	if n := len(srv.Received()); n != 1 {
 		t.Errorf("%d model requests, want the preflight's 1", n)
+	}
+	// No route: a port nothing listens on (the retries give up after a few seconds).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	_, stderr, status = run(t, env, "eval", "--tasks", "calc", "--policy", "openai", "--model", "m-test",
+		"--base-url", dead, "--out", out)
+	if status != 125 || !strings.Contains(stderr, "cannot be reached") || !strings.Contains(stderr, "connection refused") {
+		t.Fatalf("eval with no route to the model: status %d, stderr %q", status, stderr)
 	}
 }
 

@@ -115,7 +115,7 @@ func (o *Options) runExternal(ctx context.Context, t *task.Task, n int, dir stri
 		return nil, err
 	}
 	hs.Close() // nothing the agent left behind acts on the environment any more
-	a.AgentExitCode = &code
+	a.AgentExitCode, a.ToolCalls = &code, ms.requests()
 	switch {
 	case ctx.Err() != nil:
 		a.StopReason = "cancelled"
@@ -176,17 +176,21 @@ func (o *Options) runAgentProcess(ctx context.Context, dir, cwd string, wall tim
 	return 0, walled, fmt.Errorf("run the agent: %w", err)
 }
 
-// mcpSessions serves next and remembers the MCP sessions it opened, so that end
-// can close them: a session outlives its connections (until its idle timeout),
-// and an attempt's must not outlive the attempt.
+// mcpSessions serves next, counts the requests, and remembers the MCP sessions it
+// opened, so that end can close them: a session outlives its connections (until
+// its idle timeout), and an attempt's must not outlive the attempt.
 type mcpSessions struct {
 	next  http.Handler
 	token string
 	mu    sync.Mutex
 	ids   []string
+	n     int // requests served: the agent's tool calls
 }
 
 func (m *mcpSessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m.mu.Lock()
+	m.n++
+	m.mu.Unlock()
 	m.next.ServeHTTP(w, r)
 	if id := w.Header().Get("Mcp-Session-Id"); id != "" && r.URL.Path == "/mcp" {
 		m.mu.Lock()
@@ -195,6 +199,12 @@ func (m *mcpSessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		m.mu.Unlock()
 	}
+}
+
+func (m *mcpSessions) requests() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.n
 }
 
 // end closes every session, as a client's DELETE /mcp would.

@@ -31,7 +31,7 @@ func python(t *testing.T) string {
 // TestExternalAgentResolvesCalc runs the sample Python agent (the client's
 // examples/agent.py) as --agent-cmd on calc: it fixes add through the API, its
 // diff is graded resolved like a built-in agent's, its output is kept in the
-// attempt's directory, and its token is nowhere in the results.
+// attempt's directory, and its requests are counted as its tool calls.
 func TestExternalAgentResolvesCalc(t *testing.T) {
 	m, tasks := setup(t)
 	tasks = tasks[1:] // calc
@@ -57,6 +57,9 @@ func TestExternalAgentResolvesCalc(t *testing.T) {
 	patch, _ := os.ReadFile(filepath.Join(out, a.Dir, patchFile))
 	if !bytes.Contains(patch, []byte("+    return a + b")) {
 		t.Errorf("patch.diff:\n%s", patch)
+	}
+	if a.ToolCalls < 8 { // list, 2 × (start, events), read, str_replace, diff
+		t.Errorf("%d requests counted, want at least 8", a.ToolCalls)
 	}
 	if r.Summary.Resolved != 1 {
 		t.Errorf("summary %+v", r.Summary)
