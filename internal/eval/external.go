@@ -88,7 +88,7 @@ func (o *Options) runExternal(ctx context.Context, t *task.Task, n int, dir stri
 	}
 	// The API's own Shutdown destroys its tenants' environments: this server is
 	// closed instead, and the diff taken after.
-	ms := &mcpSessions{next: srv.Handler(), token: token}
+	ms := &agentHandler{next: srv.Handler(), token: token}
 	hs := &http.Server{Handler: ms, ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
 	defer ms.end()
@@ -114,7 +114,7 @@ func (o *Options) runExternal(ctx context.Context, t *task.Task, n int, dir stri
 	if err != nil {
 		return nil, err
 	}
-	hs.Close() // nothing the agent left behind acts on the environment any more
+	ms.close(hs) // nothing the agent left behind acts on the environment any more
 	a.AgentExitCode, a.ToolCalls = &code, ms.requests()
 	switch {
 	case ctx.Err() != nil:
@@ -176,21 +176,31 @@ func (o *Options) runAgentProcess(ctx context.Context, dir, cwd string, wall tim
 	return 0, walled, fmt.Errorf("run the agent: %w", err)
 }
 
-// mcpSessions serves next, counts the requests, and remembers the MCP sessions it
-// opened, so that end can close them: a session outlives its connections (until
-// its idle timeout), and an attempt's must not outlive the attempt.
-type mcpSessions struct {
-	next  http.Handler
-	token string
-	mu    sync.Mutex
-	ids   []string
-	n     int // requests served: the agent's tool calls
+// agentHandler serves the external agent's requests (next): it counts them, can
+// be closed (close), and remembers the MCP sessions opened, so that end can end
+// them: a session outlives its connections (until its idle timeout), and an
+// attempt's must not outlive the attempt.
+type agentHandler struct {
+	next     http.Handler
+	token    string
+	mu       sync.Mutex
+	ids      []string
+	n        int  // requests served: the agent's tool calls
+	closed   bool // no request is served any more
+	inflight sync.WaitGroup
 }
 
-func (m *mcpSessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (m *agentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		http.Error(w, "the attempt is over", http.StatusServiceUnavailable)
+		return
+	}
 	m.n++
+	m.inflight.Add(1)
 	m.mu.Unlock()
+	defer m.inflight.Done()
 	m.next.ServeHTTP(w, r)
 	if id := w.Header().Get("Mcp-Session-Id"); id != "" && r.URL.Path == "/mcp" {
 		m.mu.Lock()
@@ -201,14 +211,25 @@ func (m *mcpSessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (m *mcpSessions) requests() int {
+// close refuses further requests, closes hs (which cancels the requests in
+// flight) and waits for their handlers to return: after it, nothing a request
+// started can still change the environment.
+func (m *agentHandler) close(hs *http.Server) {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	hs.Close()
+	m.inflight.Wait()
+}
+
+func (m *agentHandler) requests() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.n
 }
 
 // end closes every session, as a client's DELETE /mcp would.
-func (m *mcpSessions) end() {
+func (m *agentHandler) end() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, id := range m.ids {
