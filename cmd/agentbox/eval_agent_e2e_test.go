@@ -14,8 +14,9 @@ import (
 	"github.com/agentbox/agentbox/internal/testenv"
 )
 
-// sampleAgent is the Python client's sample agent.
-var sampleAgent, _ = filepath.Abs("../../clients/python/examples/agent.py")
+// sampleAgent is the Python client's sample agent, relative to the test's (and
+// so eval's) working directory, as in the README.
+const sampleAgent = "../../clients/python/examples/agent.py"
 
 // TestEvalAgentCmd is the README's bring-your-own-agent path: eval --agent-cmd
 // with the sample Python agent resolves calc; its output is in the attempt's

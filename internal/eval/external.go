@@ -108,7 +108,7 @@ func (o *Options) runExternal(ctx context.Context, t *task.Task, n int, dir stri
 		return nil, err
 	}
 
-	code, walled, err := o.runAgentProcess(ctx, dir, scratch, spec.wall, append(slices.Clip(o.AgentEnv),
+	code, walled, err := o.runAgentProcess(ctx, dir, spec.wall, append(slices.Clip(o.AgentEnv),
 		"AGENTBOX_AGENT_FILE="+file, "AGENTBOX_URL="+url, "AGENTBOX_TOKEN="+token,
 		"AGENTBOX_ENV_ID="+info.ID, "AGENTBOX_MCP_URL="+url+"/mcp"))
 	if err != nil {
@@ -136,11 +136,12 @@ func (o *Options) runExternal(ctx context.Context, t *task.Task, n int, dir stri
 	return patch, nil
 }
 
-// runAgentProcess runs o.AgentCmd in its own process group from cwd, its output
-// in dir, and returns its exit code (-1 for a signal), and walled when it was
+// runAgentProcess runs o.AgentCmd in its own process group, from the run's
+// working directory (so that `python3 my_agent.py` means the user's file), its
+// output in dir, and returns its exit code (-1 for a signal), and walled when it was
 // killed at the wall budget. The whole group is killed when it ends, so nothing
 // it started outlives the attempt.
-func (o *Options) runAgentProcess(ctx context.Context, dir, cwd string, wall time.Duration, environ []string) (code int, walled bool, err error) {
+func (o *Options) runAgentProcess(ctx context.Context, dir string, wall time.Duration, environ []string) (code int, walled bool, err error) {
 	stdout, err := os.Create(filepath.Join(dir, agentStdoutFile))
 	if err != nil {
 		return 0, false, err
@@ -154,7 +155,7 @@ func (o *Options) runAgentProcess(ctx context.Context, dir, cwd string, wall tim
 	wctx, cancel := context.WithTimeout(ctx, wall)
 	defer cancel()
 	cmd := exec.CommandContext(wctx, o.AgentCmd[0], o.AgentCmd[1:]...)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = cwd, environ, stdout, stderr
+	cmd.Env, cmd.Stdout, cmd.Stderr = environ, stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	if err := cmd.Start(); err != nil {

@@ -194,3 +194,38 @@ func TestExternalAgentWallBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestExternalAgentExitStatus: an agent's exit status is recorded and decides
+// nothing: one that fixes calc and exits 3 is resolved with stop reason
+// agent_error, one that exits 0 having changed nothing is unresolved.
+func TestExternalAgentExitStatus(t *testing.T) {
+	m, tasks := setup(t)
+	tasks = tasks[1:]
+	fix := `import agentbox; c = agentbox.AgentContext(); e = c.client()
+src = e.read_file(c.env_id, "calc.py").decode()
+e.write_file(c.env_id, "calc.py", src.replace("return a - b", "return a + b", 1))
+raise SystemExit(3)`
+	for _, tc := range []struct {
+		name    string
+		argv    []string
+		code    int
+		stop    string
+		outcome grade.Outcome
+	}{
+		{"fixed, exit 3", []string{python(t), "-c", fix}, 3, "agent_error", grade.Resolved},
+		{"nothing, exit 0", []string{"/bin/true"}, 0, "done", grade.Unresolved},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Run(t.Context(), Options{Service: m, Tasks: tasks, Suite: "test", PolicyName: "external",
+				Out: filepath.Join(t.TempDir(), "out"), AgentCmd: tc.argv,
+				AgentEnv: []string{"PATH=/usr/bin:/bin", "PYTHONPATH=" + pythonClient}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := r.Attempts[0]
+			if a.AgentExitCode == nil || *a.AgentExitCode != tc.code || a.StopReason != tc.stop || a.Outcome != tc.outcome {
+				t.Errorf("exit %v, stop %s, outcome %s (%s); want %d, %s, %s", a.AgentExitCode, a.StopReason, a.Outcome, a.Error, tc.code, tc.stop, tc.outcome)
+			}
+		})
+	}
+}
