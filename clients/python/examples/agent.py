@@ -16,6 +16,7 @@ agent.stderr); what it changed in the environment is graded, not its claim.
 import os
 import sys
 
+sys.dont_write_bytecode = True  # leave no __pycache__ in the checkout it runs from
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import agentbox  # noqa: E402
