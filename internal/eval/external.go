@@ -115,7 +115,8 @@ func (o *Options) runExternal(ctx context.Context, t *task.Task, n int, dir stri
 		return nil, err
 	}
 	ms.close(hs) // nothing the agent left behind acts on the environment any more
-	a.AgentExitCode, a.ToolCalls = &code, ms.requests()
+	// Whatever model the agent called, agentbox did not see it: its cost is unknown.
+	a.AgentExitCode, a.ToolCalls, a.CostUnknown = &code, ms.requests(), true
 	switch {
 	case ctx.Err() != nil:
 		a.StopReason = "cancelled"

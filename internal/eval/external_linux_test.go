@@ -61,6 +61,9 @@ func TestExternalAgentResolvesCalc(t *testing.T) {
 	if a.ToolCalls < 8 { // list, 2 × (start, events), read, str_replace, diff
 		t.Errorf("%d requests counted, want at least 8", a.ToolCalls)
 	}
+	if !a.CostUnknown || r.Summary.CostUnknown != 1 {
+		t.Errorf("an external agent's cost is known: %v, summary %d", a.CostUnknown, r.Summary.CostUnknown)
+	}
 	if r.Summary.Resolved != 1 {
 		t.Errorf("summary %+v", r.Summary)
 	}
