@@ -17,36 +17,40 @@ import (
 	"unicode/utf8"
 )
 
-// RewriteGo rewrites one hidden _test.go file: every top-level test function gets a
-// random name, and next to each that has a safe check (see the package
-// documentation) goes its canary. Comments are dropped, so that a real test and its
-// canary differ only in their names and the inverted check. rng decides names,
-// perturbations and the order of each pair, so a grade's seed reproduces them. A
-// file that does not parse is an error: the grader then runs it unchanged.
-func RewriteGo(name string, src []byte, rng *rand.Rand) ([]byte, Plan, error) {
+// RewriteGo rewrites one hidden _test.go file into the two copies the grader
+// runs, each in an environment of its own: every top-level test function gets a
+// random name in each copy, and a test that has a safe check (see the package
+// documentation) is its canary in one copy, chosen at random, and itself in the
+// other, so that no run holds a test and its canary together. A test without one
+// is itself in both, under two names. Comments are dropped, so that a real test and its canary
+// differ only in their names and the inverted check. rng decides names,
+// perturbations and copies, so a grade's seed reproduces them. A file that does
+// not parse is an error: the grader then runs it unchanged in both copies.
+func RewriteGo(name string, src []byte, rng *rand.Rand) ([2][]byte, Plan, error) {
+	var copies [2][]byte
 	plan := Plan{Real: map[string]string{}, Canary: map[string]string{}}
 	// A comment-free canonical text: every copy below is parsed from it and printed
 	// the same way.
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
 	if err != nil {
-		return nil, plan, fmt.Errorf("canary: %w", err)
+		return copies, plan, fmt.Errorf("canary: %w", err)
 	}
 	var canon bytes.Buffer
 	if err := printer.Fprint(&canon, fset, f); err != nil {
-		return nil, plan, fmt.Errorf("canary: %w", err)
+		return copies, plan, fmt.Errorf("canary: %w", err)
 	}
 	text := canon.Bytes()
 	fset = token.NewFileSet()
 	if f, err = parser.ParseFile(fset, name, text, parser.SkipObjectResolution); err != nil {
-		return nil, plan, fmt.Errorf("canary: %w", err)
+		return copies, plan, fmt.Errorf("canary: %w", err)
 	}
 	testing := importName(f, "testing")
 	type edit struct {
 		at, end int
 		text    string
 	}
-	var edits []edit
+	var edits [2][]edit
 	used := map[string]bool{}
 	for _, d := range f.Decls {
 		used[declName(d)] = true
@@ -66,39 +70,42 @@ func RewriteGo(name string, src []byte, rng *rand.Rand) ([]byte, Plan, error) {
 			continue
 		}
 		orig := fn.Name.Name
-		real := fresh()
-		plan.Real[real] = orig
 		start, end := fset.Position(fn.Pos()).Offset, fset.Position(fn.End()).Offset
 		nameAt := fset.Position(fn.Name.Pos()).Offset
+		real := fresh()
+		plan.Real[real] = orig
 		renamed := string(text[start:nameAt]) + real + string(text[nameAt+len(orig):end])
+		in := rng.IntN(2) // the copy that holds the test as it is
+		edits[in] = append(edits[in], edit{start, end, renamed})
 		canary, ok := canaryOf(name, text, i, rng)
 		if !ok {
+			// In both copies, so that each still uses whatever the test imports.
 			plan.Uncovered = append(plan.Uncovered, orig)
-			edits = append(edits, edit{start, end, renamed})
+			again := fresh()
+			plan.Real[again] = orig
+			edits[1-in] = append(edits[1-in], edit{start, end, string(text[start:nameAt]) + again + string(text[nameAt+len(orig):end])})
 			continue
 		}
 		cname := fresh()
 		plan.Canary[cname] = orig
-		canary = strings.Replace(canary, "func "+orig+"(", "func "+cname+"(", 1)
-		pair := []string{renamed, canary}
-		if rng.IntN(2) == 0 {
-			pair[0], pair[1] = pair[1], pair[0]
+		edits[1-in] = append(edits[1-in], edit{start, end, strings.Replace(canary, "func "+orig+"(", "func "+cname+"(", 1)})
+	}
+	for c := range 2 {
+		var out bytes.Buffer
+		last := 0
+		for _, e := range edits[c] {
+			out.Write(text[last:e.at])
+			out.WriteString(e.text)
+			last = e.end
 		}
-		edits = append(edits, edit{start, end, pair[0] + "\n\n" + pair[1]})
+		out.Write(text[last:])
+		formatted, err := format.Source(out.Bytes())
+		if err != nil {
+			return copies, plan, fmt.Errorf("canary: rewritten %s does not parse: %w", name, err)
+		}
+		copies[c] = formatted
 	}
-	var out bytes.Buffer
-	last := 0
-	for _, e := range edits {
-		out.Write(text[last:e.at])
-		out.WriteString(e.text)
-		last = e.end
-	}
-	out.Write(text[last:])
-	formatted, err := format.Source(out.Bytes())
-	if err != nil {
-		return nil, plan, fmt.Errorf("canary: rewritten %s does not parse: %w", name, err)
-	}
-	return formatted, plan, nil
+	return copies, plan, nil
 }
 
 // canaryOf parses text again and returns declaration i, a test, with its last safe

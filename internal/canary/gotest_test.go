@@ -12,6 +12,30 @@ import (
 
 func rng() *rand.Rand { return rand.New(rand.NewPCG(7, 11)) }
 
+// rewrite is RewriteGo with both copies joined, and a check that no copy holds
+// a test and its canary together (they share the original's body, so a copy
+// holding both would hold two functions of that body).
+func rewrite(t *testing.T, src string, rng *rand.Rand) ([]byte, Plan, error) {
+	t.Helper()
+	copies, p, err := RewriteGo("x_test.go", []byte(src), rng)
+	if err != nil {
+		return nil, p, err
+	}
+	for i, c := range copies {
+		for cn, orig := range p.Canary {
+			if !strings.Contains(string(c), "func "+cn+"(") {
+				continue
+			}
+			for rn, o := range p.Real {
+				if o == orig && strings.Contains(string(c), "func "+rn+"(") {
+					t.Errorf("copy %d holds %s and its canary:\n%s", i, orig, c)
+				}
+			}
+		}
+	}
+	return append(append(slices.Clone(copies[0]), '\n'), copies[1]...), p, nil
+}
+
 // canaryCheck returns the condition of the last if statement in the canary's body
 // and in the real test's, for a one-test file.
 func conds(t *testing.T, out []byte, p Plan) (real, canary string) {
@@ -58,7 +82,7 @@ func TestRewriteGoInverts(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			src := "package p\n\nimport \"testing\"\n\n// TestX has a comment.\nfunc TestX(t *testing.T) {\n\tif " + tc.check + " {\n\t\tt.Fatalf(\"x\")\n\t}\n}\n"
-			out, p, err := RewriteGo("x_test.go", []byte(src), rng())
+			out, p, err := rewrite(t, src, rng())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +94,7 @@ func TestRewriteGoInverts(t *testing.T) {
 					t.Errorf("real %s: %+v\n%s", name, p, out)
 				}
 			}
-			if strings.Contains(string(out), "TestX") || strings.Contains(string(out), "comment") {
+			if strings.Contains(string(out), "TestX(") || strings.Contains(string(out), "comment") {
 				t.Errorf("the original name or a comment survived:\n%s", out)
 			}
 			real, canary := conds(t, out, p)
@@ -97,18 +121,18 @@ func TestRewriteGoUncovered(t *testing.T) {
 	for name, body := range bodies {
 		t.Run(name, func(t *testing.T) {
 			src := "package p\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) {\n\t" + body + "\n}\n"
-			out, p, err := RewriteGo("x_test.go", []byte(src), rng())
+			out, p, err := rewrite(t, src, rng())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(p.Canary) != 0 || !slices.Equal(p.Uncovered, []string{"TestX"}) || len(p.Real) != 1 {
+			if len(p.Canary) != 0 || !slices.Equal(p.Uncovered, []string{"TestX"}) || len(p.Real) != 2 {
 				t.Errorf("plan %+v\n%s", p, out)
 			}
 		})
 	}
 	// A return inside a function literal does not end the test.
 	src := "package p\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) {\n\tf := func() int { return 1 }\n\tif f() != 1 {\n\t\tt.Fatal()\n\t}\n}\n"
-	if _, p, err := RewriteGo("x_test.go", []byte(src), rng()); err != nil || len(p.Canary) != 1 {
+	if _, p, err := rewrite(t, src, rng()); err != nil || len(p.Canary) != 1 {
 		t.Errorf("plan %+v, %v", p, err)
 	}
 }
@@ -144,7 +168,7 @@ func TestA(t *tt.T) {
 
 func helperValue() int { return 1 }
 `
-	out, p, err := RewriteGo("x_test.go", []byte(src), rng())
+	out, p, err := rewrite(t, src, rng())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +176,7 @@ func helperValue() int { return 1 }
 		t.Fatalf("plan %+v", p)
 	}
 	for _, keep := range []string{"func TestMain(", "func Testlower(", "func BenchmarkX(", "func helper(", "func (s) TestM("} {
-		if !strings.Contains(string(out), keep) {
+		if strings.Count(string(out), keep) != 2 {
 			t.Errorf("%s changed:\n%s", keep, out)
 		}
 	}
@@ -165,9 +189,9 @@ func helperValue() int { return 1 }
 // seed other names.
 func TestRewriteGoReproducible(t *testing.T) {
 	src := []byte("package p\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {\n\tif a() != 1 {\n\t\tt.Fatal()\n\t}\n}\n\nfunc TestB(t *testing.T) {\n\tif !b() {\n\t\tt.Fatal()\n\t}\n}\n")
-	a, pa, _ := RewriteGo("x_test.go", src, rand.New(rand.NewPCG(1, 1)))
-	b, pb, _ := RewriteGo("x_test.go", src, rand.New(rand.NewPCG(1, 1)))
-	c, _, _ := RewriteGo("x_test.go", src, rand.New(rand.NewPCG(2, 1)))
+	a, pa, _ := rewrite(t, string(src), rand.New(rand.NewPCG(1, 1)))
+	b, pb, _ := rewrite(t, string(src), rand.New(rand.NewPCG(1, 1)))
+	c, _, _ := rewrite(t, string(src), rand.New(rand.NewPCG(2, 1)))
 	if string(a) != string(b) || len(pa.Real) != 2 || len(pb.Canary) != 2 {
 		t.Errorf("one seed, two rewrites:\n%s\n%s", a, b)
 	}
@@ -189,13 +213,16 @@ func FuzzRewriteGo(f *testing.F) {
 	f.Add([]byte("package p\nimport \"testing\"\nfunc TestA(t *testing.T) { if a := 'x'; a != 'y' { t.Errorf(\"\") } }\n"), uint64(2))
 	f.Add([]byte("package p\nimport \"testing\"\nfunc TestA(t *testing.T) { if 0x1_0 != 2.5e3 && \"\\u00e9\" != `x` { t.Fatal() }; return }\n"), uint64(3))
 	f.Fuzz(func(t *testing.T, src []byte, seed uint64) {
-		out, p, err := RewriteGo("x_test.go", src, rand.New(rand.NewPCG(seed, 0)))
+		copies, p, err := RewriteGo("x_test.go", src, rand.New(rand.NewPCG(seed, 0)))
 		if err != nil {
 			return
 		}
-		if _, err := parser.ParseFile(token.NewFileSet(), "out.go", out, 0); err != nil {
-			t.Fatalf("output does not parse: %v\n%s", err, out)
+		for _, out := range copies {
+			if _, err := parser.ParseFile(token.NewFileSet(), "out.go", out, 0); err != nil {
+				t.Fatalf("output does not parse: %v\n%s", err, out)
+			}
 		}
+		out := append(append(slices.Clone(copies[0]), '\n'), copies[1]...)
 		for _, names := range []map[string]string{p.Real, p.Canary} {
 			for n := range names {
 				if c := strings.Count(string(out), "func "+n+"("); c != 1 {
@@ -203,7 +230,7 @@ func FuzzRewriteGo(f *testing.F) {
 				}
 			}
 		}
-		if len(p.Canary)+len(p.Uncovered) != len(p.Real) {
+		if len(p.Canary)+2*len(p.Uncovered) != len(p.Real) {
 			t.Fatalf("plan %+v: every test gets a canary or is uncovered", p)
 		}
 	})

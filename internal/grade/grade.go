@@ -12,9 +12,9 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
-	"github.com/agentbox/agentbox/internal/canary"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/gocache"
 	"github.com/agentbox/agentbox/internal/runner"
@@ -90,23 +90,20 @@ func grade(ctx context.Context, svc Service, owner env.Owner, t *task.Task, patc
 		}
 	}
 
-	r := &run{svc: svc, owner: owner, t: t, o: o, seed: v.Seed, hidden: t.Hidden, paths: paths}
+	r := &run{svc: svc, owner: owner, t: t, o: o, seed: v.Seed, paths: paths}
 	if !empty {
 		r.patch = patch
 	}
-	if t.ResultFormat == task.GoTestJSON && !o.NoCanaries {
+	if !o.NoCanaries {
 		dir, err := os.MkdirTemp("", "agentbox-canary-")
 		if err != nil {
 			v.InfraError = fmt.Sprintf("canaries: %v", err)
 			return v
 		}
 		defer os.RemoveAll(dir)
-		if r.plan, err = withCanaries(t, dir, v.Seed); err != nil {
+		if r.canaries, err = newCanaries(ctx, t, dir, o.Path); err != nil {
 			v.InfraError = fmt.Sprintf("canaries: %v", err)
 			return v
-		}
-		if r.plan != nil {
-			r.hidden = dir
 		}
 	}
 	if o.LogFile != "" {
@@ -121,7 +118,7 @@ func grade(ctx context.Context, svc Service, owner env.Owner, t *task.Task, patc
 
 	var runs []task.Results
 	for i := 0; i <= o.Reruns; i++ {
-		res, fail := r.once(ctx, &v)
+		res, fail := r.pass(ctx, &v)
 		if fail != nil {
 			if len(r.forged) > 0 {
 				v.Tampered, v.Forged = true, r.forged
@@ -176,8 +173,9 @@ func grade(ctx context.Context, svc Service, owner env.Owner, t *task.Task, patc
 // error stands.
 func patchFault(ctx context.Context, g *run, v *Verdict) {
 	var base Verdict
-	r := &run{svc: g.svc, owner: g.owner, t: g.t, o: g.o, seed: g.seed, hidden: g.hidden, plan: g.plan}
-	res, fail := r.once(ctx, &base)
+	// The hidden tests as they are: the question is only whether the suite runs.
+	r := &run{svc: g.svc, owner: g.owner, t: g.t, o: g.o, seed: g.seed}
+	res, fail := r.once(ctx, &base, g.t.Hidden)
 	switch {
 	case fail != nil && fail.kind == "infra":
 		v.Problems = append(v.Problems, "could not run the suite without the patch to tell whose fault the harness error is: "+fail.msg)
@@ -352,26 +350,46 @@ type run struct {
 	seed  int64     // the judge's seed, the same for every run
 	patch []byte    // nil for an empty patch; after a fuzzy apply, the refitted one
 	paths []string  // what the tamper check saw the patch touch
-	// hidden is the directory the hidden files are copied from: t.Hidden, or a
-	// copy with canaries, checked with plan.
-	hidden string
-	plan   *canary.Plan
-	forged []string // why the results are forged (canaries)
-	runs   int      // test runs so far
+	// canaries, when not nil, are the two copies of the hidden files that each
+	// pass runs, one environment each; else a pass runs t.Hidden once.
+	canaries *canaries
+	forged   []string // why the results are forged (canaries)
+	runs     int      // test runs so far, of either copy
 
 	// The current run's environment.
 	id   string
+	size int64    // its workspace's size limit
 	priv string   // its private directory, a name the patch cannot guess
 	envv []string // the environment of setup and test commands, without the nonce
 }
 
-// once runs the tests one more time, in an environment of their own made from
+// pass runs every hidden test once: the hidden files as they are in one
+// environment, or each copy of the canaries in an environment of its own, whose
+// results it reads back together (canaries.check).
+func (r *run) pass(ctx context.Context, v *Verdict) (task.Results, *failure) {
+	if r.canaries == nil {
+		return r.once(ctx, v, r.t.Hidden)
+	}
+	var runs [2]task.Results
+	for i, dir := range r.canaries.dirs {
+		res, fail := r.once(ctx, v, dir)
+		if fail != nil {
+			return res, fail
+		}
+		runs[i] = res
+	}
+	res, forged := r.canaries.check(runs)
+	r.forged = append(r.forged, forged...)
+	return res, nil
+}
+
+// once runs the tests one more time, with the hidden files copied from hidden, in an environment of their own made from
 // the pristine repository with the shared caches mounted (gocache.Mounts): the
 // patch applied (the first run records how in v), the hidden files copied in,
 // then the setup and the test command run. Nothing an earlier run left behind
 // (the code under test may have rewritten or blocked any path it can write)
 // reaches it. A non-nil failure says why the run gave no results.
-func (r *run) once(ctx context.Context, v *Verdict) (res task.Results, fail *failure) {
+func (r *run) once(ctx context.Context, v *Verdict, hidden string) (res task.Results, fail *failure) {
 	r.runs++
 	execs := 1
 	if len(r.t.Setup) > 0 {
@@ -394,7 +412,7 @@ func (r *run) once(ctx context.Context, v *Verdict) (res task.Results, fail *fai
 	if err != nil {
 		return res, infraf("create environment: %v", err)
 	}
-	r.id = info.ID
+	r.id, r.size = info.ID, info.Limits.WorkspaceSize
 	defer func() {
 		// The caller's ctx may be done; destroying must still happen.
 		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -423,10 +441,22 @@ func (r *run) once(ctx context.Context, v *Verdict) (res task.Results, fail *fai
 			return res, infraf("apply the patch again: %v", err)
 		}
 	}
-	if infra := r.prepare(ctx); infra != nil {
-		return res, infraf("%v", infra)
+	if err := r.prepare(ctx); err != nil {
+		return res, r.fault(err)
 	}
-	return r.test(ctx)
+	return r.test(ctx, hidden)
+}
+
+// fault is the failure of a step of the grader's own after the patch was
+// applied: the grader's (infra), unless the workspace has no room left for it
+// (ENOSPC, EDQUOT), which a patch that filled it caused. The pristine
+// repository and the hidden tests fit: with an empty patch it stays the
+// grader's.
+func (r *run) fault(err error) *failure {
+	if r.patch != nil && (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) {
+		return &failure{"problem", fmt.Sprintf("the workspace is full after the patch (its limit is %d bytes), so the grader could not run the tests: %v", r.size, err)}
+	}
+	return infraf("%v", err)
 }
 
 // mounts are the shared caches a run of r.t sees (gocache.Mounts).
@@ -449,9 +479,9 @@ func (r *run) prepare(ctx context.Context) error {
 
 // test copies the hidden tests in, runs setup and the test command with a fresh
 // nonce and results file, and parses the results.
-func (r *run) test(ctx context.Context) (res task.Results, fail *failure) {
-	if err := copyHidden(ctx, r.svc, r.owner, r.id, r.t, r.hidden); err != nil {
-		return res, infraf("copy hidden tests: %v", err)
+func (r *run) test(ctx context.Context, hidden string) (res task.Results, fail *failure) {
+	if err := copyHidden(ctx, r.svc, r.owner, r.id, r.t, hidden); err != nil {
+		return res, r.fault(fmt.Errorf("copy hidden tests: %w", err))
 	}
 	results := fmt.Sprintf("%s/results-%d.xml", r.priv, r.runs)
 	nonce := task.NewNonce()
@@ -534,7 +564,7 @@ func (r *run) test(ctx context.Context) (res task.Results, fail *failure) {
 	}
 	res, err := task.Parse(r.t.ResultFormat, out)
 	var re *task.ResultsError
-	if r.plan != nil && errors.As(err, &re) && re.Contradiction {
+	if r.canaries != nil && errors.As(err, &re) && re.Contradiction {
 		// With canaries in, the run's output is the code under test's to forge.
 		r.forged = append(r.forged, re.Reason)
 	}
@@ -544,9 +574,6 @@ func (r *run) test(ctx context.Context) (res task.Results, fail *failure) {
 			return task.Results{}, nil
 		}
 		return res, &failure{"problem", fmt.Sprintf("%v (exit %d): %s", err, out.ExitCode, tail(tr.Stderr, 2000))}
-	}
-	if r.plan != nil {
-		r.forged = append(r.forged, checkCanaries(r.plan, &res)...)
 	}
 	return res, nil
 }
