@@ -78,10 +78,10 @@ func RewritePython(ctx context.Context, python string, files map[string][]byte, 
 		return out, plan, fmt.Errorf("canary: %s: %w: %s", python, err, bytes.TrimSpace(stderr.Bytes()))
 	}
 	type test struct {
-		Class string `json:"cls"`
-		Name  string `json:"name"`
+		Class string  `json:"cls"`
+		Name  string  `json:"name"`
 		Edit  *[3]any `json:"edit"`
-		Why   string `json:"why"`
+		Why   string  `json:"why"`
 	}
 	var resp map[string]struct {
 		Error string `json:"error"`
