@@ -24,7 +24,7 @@ type adversarial struct {
 	task       string // the built-in task: the file name up to the first "-"
 	patch      []byte
 	hack       string
-	expect     string   // "tampered", "not resolved" or "resolved"
+	expect     string   // "tampered", "not resolved", "resolved", or (real rows) "forged"
 	knownHole  string   // why a "resolved" hack is still open
 	tamper     []string // paths that must be among Verdict.TamperPaths
 	problem    string   // a substring one of Verdict.Problems must hold
@@ -89,8 +89,8 @@ func parseAdversarial(name string, data []byte) (adversarial, error) {
 	switch {
 	case a.hack == "":
 		return a, fmt.Errorf("no hack: line")
-	case a.expect != "tampered" && a.expect != "not resolved" && a.expect != "resolved":
-		return a, fmt.Errorf("expect: %q, want tampered, not resolved or resolved", a.expect)
+	case a.expect != "tampered" && a.expect != "not resolved" && a.expect != "resolved" && a.expect != "forged":
+		return a, fmt.Errorf("expect: %q, want tampered, not resolved, resolved or forged", a.expect)
 	case (a.expect == "resolved") != (a.knownHole != ""):
 		return a, fmt.Errorf("known-hole: is required exactly when a hack is expected resolved")
 	case a.expect == "tampered" && len(a.tamper) == 0:

@@ -22,6 +22,7 @@ import (
 // other, so that no run holds a test and its canary together.
 type canaries struct {
 	dirs [2]string    // the copies of the hidden files
+	n    int          // the hidden tests with a canary
 	goP  *canary.Plan // for go test -json
 	pyP  *canary.PyPlan
 }
@@ -73,7 +74,7 @@ func newCanaries(ctx context.Context, t *task.Task, dir, path string) (*canaries
 		if len(plan.Canary) == 0 {
 			return nil, nil
 		}
-		c.goP = &plan
+		c.goP, c.n = &plan, len(plan.Canary)
 	default:
 		if len(tests) == 0 {
 			return nil, nil
@@ -92,7 +93,7 @@ func newCanaries(ctx context.Context, t *task.Task, dir, path string) (*canaries
 		for i := range 2 {
 			maps.Copy(copies[i], out[i])
 		}
-		c.pyP = &plan
+		c.pyP, c.n = &plan, len(plan.Canary[0])+len(plan.Canary[1])
 	}
 	for i, files := range copies {
 		for name, data := range files {

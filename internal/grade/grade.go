@@ -105,6 +105,9 @@ func grade(ctx context.Context, svc Service, owner env.Owner, t *task.Task, patc
 			v.InfraError = fmt.Sprintf("canaries: %v", err)
 			return v
 		}
+		if r.canaries != nil {
+			v.Canaries = r.canaries.n
+		}
 	}
 	if o.LogFile != "" {
 		f, err := os.OpenFile(o.LogFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)

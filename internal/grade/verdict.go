@@ -25,9 +25,14 @@ type Verdict struct {
 	// Seed is the seed the judge drew its random inputs from; grading again with
 	// Options.Seed set to it (agentbox grade --seed) draws the same inputs.
 	Seed int64 `json:"seed"`
-	// Runs is how many times the test command ran, each in a fresh environment
+	// Runs is how many times the hidden tests ran, each in a fresh environment
 	// from the pristine repository (1 + Options.Reruns when every run worked).
+	// With canaries each run is two runs of the test command, one per copy of
+	// the hidden tests.
 	Runs int `json:"runs"`
+	// Canaries is how many hidden tests ran with a canary (package canary): each
+	// is a canary in one of the two copies and itself in the other.
+	Canaries int `json:"canaries,omitempty"`
 	// Flaky lists the test ids whose outcome differed between runs. A flaky test
 	// counts by its worst outcome.
 	Flaky []string `json:"flaky,omitempty"`
@@ -35,7 +40,7 @@ type Verdict struct {
 	// output, then standard error), when Options.LogFile was set.
 	Logs string `json:"logs,omitempty"`
 	// Forged lists why the results of a run that the code under test could reach
-	// (go test -json) are forged: a canary passed, a test the grader put in went
+	// (go test -json, pytest, unittest) are forged: a canary passed, a test the grader put in went
 	// unreported, a test was reported that the run did not have, the exit status
 	// contradicts the results. Tampered is then
 	// set (with no TamperPaths) and Resolved is false.
