@@ -358,6 +358,8 @@ type run struct {
 	canaries *canaries
 	forged   []string // why the results are forged (canaries)
 	runs     int      // test runs so far, of either copy
+	passes   int      // passes over the hidden tests so far (pass)
+	copy     string   // which copy of the canaries the current run holds, for the log
 
 	// The current run's environment.
 	id   string
@@ -370,11 +372,13 @@ type run struct {
 // environment, or each copy of the canaries in an environment of its own, whose
 // results it reads back together (canaries.check).
 func (r *run) pass(ctx context.Context, v *Verdict) (task.Results, *failure) {
+	r.passes++
 	if r.canaries == nil {
 		return r.once(ctx, v, r.t.Hidden)
 	}
 	var runs [2]task.Results
 	for i, dir := range r.canaries.dirs {
+		r.copy = fmt.Sprintf(" (copy %d of 2 of the hidden tests)", i+1)
 		res, fail := r.once(ctx, v, dir)
 		if fail != nil {
 			return res, fail
@@ -386,10 +390,10 @@ func (r *run) pass(ctx context.Context, v *Verdict) (task.Results, *failure) {
 	return res, nil
 }
 
-// once runs the tests one more time, with the hidden files copied from hidden, in an environment of their own made from
+// once runs the tests one more time, in an environment of their own made from
 // the pristine repository with the shared caches mounted (gocache.Mounts): the
-// patch applied (the first run records how in v), the hidden files copied in,
-// then the setup and the test command run. Nothing an earlier run left behind
+// patch applied (the first run records how in v), the hidden files copied in
+// from the directory hidden, then the setup and the test command run. Nothing an earlier run left behind
 // (the code under test may have rewritten or blocked any path it can write)
 // reaches it. A non-nil failure says why the run gave no results.
 func (r *run) once(ctx context.Context, v *Verdict, hidden string) (res task.Results, fail *failure) {
@@ -425,7 +429,7 @@ func (r *run) once(ctx context.Context, v *Verdict, hidden string) (res task.Res
 		}
 	}()
 	if r.log != nil && r.runs > 1 {
-		fmt.Fprintf(r.log, "=== rerun %d, in a fresh environment\n", r.runs-1)
+		fmt.Fprintf(r.log, "=== %s%s, in a fresh environment\n", r.label(), r.copy)
 	}
 
 	switch {
@@ -460,6 +464,14 @@ func (r *run) fault(err error) *failure {
 		return &failure{"problem", fmt.Sprintf("the workspace is full after the patch (its limit is %d bytes), so the grader could not run the tests: %v", r.size, err)}
 	}
 	return infraf("%v", err)
+}
+
+// label names the current pass in the log: "run", then "rerun N".
+func (r *run) label() string {
+	if r.passes <= 1 {
+		return "run"
+	}
+	return fmt.Sprintf("rerun %d", r.passes-1)
 }
 
 // mounts are the shared caches a run of r.t sees (gocache.Mounts).
@@ -497,10 +509,7 @@ func (r *run) test(ctx context.Context, hidden string) (res task.Results, fail *
 		}
 		return out
 	}
-	run := "test run"
-	if r.runs > 1 {
-		run = fmt.Sprintf("test rerun %d", r.runs-1)
-	}
+	run := "test " + r.label() + r.copy
 	if len(r.t.Setup) > 0 {
 		sr, infra := r.exec(ctx, "setup", expand(r.t.Setup), envv)
 		if infra != nil {

@@ -41,8 +41,10 @@ type Options struct {
 	// StrictApply turns off the fallbacks of a patch that does not apply exactly
 	// (recounted hunk headers, offsets, whitespace): such a patch is not applied.
 	StrictApply bool
-	// NoCanaries runs a go-test-json task's hidden tests as they are, without the
-	// renamed copies and canaries that detect forged output (package canary).
+	// NoCanaries runs the hidden tests of a task graded by its own framework
+	// (go test -json, pytest, unittest) once, as they are, without the two copies
+	// with canaries that detect forged output (package canary), which cost a
+	// second run.
 	NoCanaries bool
 	// LogFile, when set, is a host file the grader writes the output of the setup
 	// and test commands to (Verdict.Logs names it).
