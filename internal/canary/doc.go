@@ -21,8 +21,9 @@
 // statement reached whenever the test passes (no return before it) whose body
 // calls t.Error, t.Errorf, t.Fatal or t.Fatalf. The canary's condition is its exact
 // negation (x != y becomes x == y and back; !c becomes c; De Morgan through && and
-// ||; anything else !(c)), or x != L with the literal L moved to another value of
-// its kind. Comments are dropped. A test without such a check is itself in both
+// ||; anything else !(c)), or, keeping the check's shape, x != L with the literal
+// L moved to another value of its kind, alone or as a disjunct of an || chain (a
+// passing test found every disjunct false, so x == L). Comments are dropped. A test without such a check is itself in both
 // copies.
 //
 // Python (RewritePython, CheckPython): the hidden test modules (test_*.py,
@@ -38,8 +39,10 @@
 // their negations). Each edit is verified by parsing the edited module and
 // comparing the statement's syntax tree with the intended one. python3 -I -S does
 // the parsing (ast); it never imports or runs what it reads. Expected failures
-// (xfail, expectedFailure, at any level) and generators get no canary: an expected
-// failure passes when a check fails. A test's results, parametrized or not, are
+// (xfail, expectedFailure, at any level), generators and the methods of a class
+// another class of the module derives from get no canary: an expected failure
+// passes when a check fails, and a derived class would run the canary as its own
+// test. A test's results, parametrized or not, are
 // matched to it by the report's class path (junit classname, unittest's
 // module.Class) and its function name.
 //
@@ -50,12 +53,16 @@
 // pass its canary too, and is then graded forged. So can a check whose == is
 // looser than equality of values (an object equal to anything, such as
 // mock.ANY, on the value's side), or a Python run with -O, which strips asserts.
+// The other way round, a real test fails in the copy where a test it calls (a
+// test function called as a helper, a base class in another module) is a
+// canary: a false "unresolved", never a false pass.
 //
 // What it cannot see: a forger that knows the original hidden tests (an upstream
 // test file is public) and compares; a forger that tells a canary from a real
 // test by its shape alone (a Go check that reads like success, if got == want
 // { t.Error }; a Python assert x != y), which works only when every canary of the
-// run has such a shape, since literal perturbations have none; a forger that
+// run has such a shape, since literal perturbations have none (on native G01 half
+// of them do: G01-canary-shape-reader); a forger that
 // reports exactly the right outcome for every test (it then needs to know them);
 // a forger that fails or leaves out the tests it cannot classify (it then fails
 // real tests as well); tests that get no canary (checks only in loops, subtests,

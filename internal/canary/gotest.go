@@ -213,7 +213,13 @@ func invert(cond ast.Expr, rng *rand.Rand) ast.Expr {
 			c.Op = token.NEQ
 			return c
 		case token.LOR, token.LAND:
-			// De Morgan, so that the canary reads like a check someone wrote: each
+			// A passing test found every disjunct of a || false: one x != L among
+			// them with L moved makes the whole true, and the canary has the real
+			// check's shape, which a forger holding one copy cannot tell.
+			if c.Op == token.LOR && perturbDisjunct(c, rng) {
+				return c
+			}
+			// Else De Morgan, so that the canary reads like a check someone wrote: each
 			// side's inversion is true whenever that side was false.
 			c.Op = map[token.Token]token.Token{token.LOR: token.LAND, token.LAND: token.LOR}[c.Op]
 			c.X, c.Y = group(c.Op, invert(c.X, rng)), group(c.Op, invert(c.Y, rng))
@@ -224,6 +230,42 @@ func invert(cond ast.Expr, rng *rand.Rand) ast.Expr {
 		cond = &ast.ParenExpr{X: cond}
 	}
 	return &ast.UnaryExpr{Op: token.NOT, X: cond}
+}
+
+// perturbDisjunct moves the literal of the last x != L (or L != x) among the
+// operands of the || chain c (through parentheses), and reports whether it found
+// one.
+func perturbDisjunct(c *ast.BinaryExpr, rng *rand.Rand) bool {
+	for _, side := range []*ast.Expr{&c.Y, &c.X} {
+		e := *side
+		for {
+			p, ok := e.(*ast.ParenExpr)
+			if !ok {
+				break
+			}
+			e = p.X
+		}
+		b, ok := e.(*ast.BinaryExpr)
+		if !ok {
+			continue
+		}
+		switch b.Op {
+		case token.LOR:
+			if perturbDisjunct(b, rng) {
+				return true
+			}
+		case token.NEQ:
+			for _, operand := range []*ast.Expr{&b.Y, &b.X} {
+				if lit, ok := (*operand).(*ast.BasicLit); ok {
+					if v, ok := perturb(lit, rng); ok {
+						*operand = v
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // group parenthesizes e, an operand of op, when it is a || under a && (what

@@ -95,6 +95,7 @@ func TestRewritePythonUncovered(t *testing.T) {
 		"module xfail":       "pytestmark = pytest.mark.xfail\ndef test_m():\n    assert f(1) == 1\n",
 		"expectedFailure":    "class TestC(unittest.TestCase):\n    @unittest.expectedFailure\n    def test_m(self):\n        self.assertEqual(f(1), 1)\n",
 		"a generator":        "def test_m():\n    assert f(1) == 1\n    yield 1\n",
+		"a base class":       "class TestA:\n    def test_m(self):\n        assert f(1) == 1\n\n\nclass TestB(TestA):\n    pass\n",
 		"another's assertEq": "class TestC(unittest.TestCase):\n    def test_m(self):\n        other.assertEqual(f(1), 1)\n",
 	}
 	for name, src := range bodies {

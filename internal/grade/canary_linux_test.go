@@ -99,3 +99,30 @@ func TestCanaryCatchRate(t *testing.T) {
 		})
 	}
 }
+
+// TestCanaryLayoutSecret: which copy holds which canary is not drawn from the
+// grade's seed, which the code under test reads in AGENTBOX_SEED: with it, a
+// forger could replay the draws and tell each canary from its test.
+func TestCanaryLayoutSecret(t *testing.T) {
+	tk := nativeG01(t)
+	read := func() string {
+		c, err := newCanaries(t.Context(), tk, t.TempDir(), DefaultPath)
+		if err != nil || c == nil || c.n == 0 {
+			t.Fatalf("canaries %+v, %v", c, err)
+		}
+		var b strings.Builder
+		for _, d := range c.dirs {
+			for _, name := range tk.HiddenFiles {
+				data, err := os.ReadFile(filepath.Join(d, filepath.FromSlash(name)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.Write(data)
+			}
+		}
+		return b.String()
+	}
+	if read() == read() {
+		t.Error("two grades drew the same canaries: the layout is not secret")
+	}
+}
