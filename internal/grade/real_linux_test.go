@@ -79,7 +79,7 @@ func TestRealRows(t *testing.T) {
 			t.Errorf("%s: the gold patch is %s, want resolved: %s", r.id, r.gold.Outcome, dump(r.gold))
 		}
 		// Resolved with canaries in: no canary passed for the real fix.
-		if r.gold.Canaries == 0 || r.gold.Runs != 1 {
+		if r.gold.Runs != 1 || r.gold.Canaries == 0 && noCanaries[r.id] == "" {
 			t.Errorf("%s: %d hidden tests ran with a canary in %d runs, want some in 1", r.id, r.gold.Canaries, r.gold.Runs)
 		}
 		if r.empty.Outcome != Unresolved {
@@ -93,6 +93,11 @@ func TestRealRows(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d gold patches resolved\n%s", resolved, len(results), table.String())
+}
+
+// noCanaries are the real rows whose hidden tests get no canary, and why.
+var noCanaries = map[string]string{
+	"spf13__cast-v1.9.2": "its checks are quicktest's c.Assert calls, which RewriteGo does not invert",
 }
 
 // TestRealForgeries grades the forgeries of testdata/real/forgeries, each
