@@ -66,7 +66,8 @@
 // reports exactly the right outcome for every test (it then needs to know them);
 // a forger that fails or leaves out the tests it cannot classify (it then fails
 // real tests as well); tests that get no canary (checks only in loops, subtests,
-// with blocks or after a return).
+// with blocks or after a return, or made by an assertion library such as
+// quicktest's c.Assert or testify).
 //
 // Rewriting is parsing only, over the trusted hidden files: go/parser and
 // go/printer for Go, Python's ast for Python; checking is pure.
