@@ -93,36 +93,36 @@ def rewrite(src, rng):
             t["why"] = "a generator"
         else:
             self_name = fn.args.args[0].arg if cls and fn.args.args else None
-            edits = []
+            candidates = []
             for i, st in enumerate(fn.body):
                 e = invert(st, self_name, span, text, raw, rng)
-                if e is not None and verified(src, cls, fn.name, i, *e):
-                    edits.append(e[0])
+                if e is not None:
+                    candidates.append((i, st, e))
                 if returns(st):
                     break  # a passing test may never reach what follows
-            if edits:
-                # A perturbed literal reads like any check; prefer it.
-                same = [e for e in edits if e[3]]
-                t["edit"] = list((same or edits)[-1][:3])
-            else:
+            # A perturbed literal reads like any check: prefer it, then the last.
+            candidates.sort(key=lambda c: (c[2][0][3], c[0]), reverse=True)
+            t["edit"] = next((list(e[0][:3]) for _, st, e in candidates if verified(src, span, st, *e)), None)
+            if t["edit"] is None:
                 t["why"] = "no check a canary can invert at the top level of its body"
         out.append(t)
     return out
 
 
-def verified(src, cls, name, i, edit, want):
-    """Whether src with edit applied parses, and statement i of the test is want:
-    the inversion is exactly the one intended, whatever the source's layout."""
+def verified(src, span, st, edit, want):
+    """Whether statement st with edit applied parses to want: the inversion is
+    exactly the one intended, whatever the source's layout. A simple statement
+    continues only inside brackets or after a backslash, so its own text parses
+    alone."""
     a, b, new, _ = edit
+    a0, b0 = span(st)
+    if not a0 <= a <= b <= b0:
+        return False
     try:
-        tree = ast.parse(src[:a] + new.encode("utf-8") + src[b:])
+        tree = ast.parse(src[a0:a] + new.encode("utf-8") + src[b:b0])
     except (SyntaxError, ValueError):
         return False
-    body = tree.body
-    if cls:
-        body = next((n.body for n in body if isinstance(n, ast.ClassDef) and n.name == cls), [])
-    fn = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name), None)
-    return fn is not None and i < len(fn.body) and ast.dump(fn.body[i]) == ast.dump(want)
+    return len(tree.body) == 1 and ast.dump(tree.body[0]) == ast.dump(want)
 
 
 def xfail(s):
