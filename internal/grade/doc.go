@@ -20,7 +20,16 @@
 // grade unless given and recorded in Verdict.Seed. There is no lexical review of
 // the patch: one that forgery cannot get around (by obfuscation, a binary hunk, or
 // code the pristine repository already holds) would refuse honest fixes, which use
-// sys.modules, inspect, os.Exit and init functions like any other code.
+// sys.modules, inspect, os.Exit and init functions like any other code. A task
+// graded by its own framework (go test -json, pytest, unittest) shares its
+// process with the code under test and is checked with canaries instead (package
+// canary): its hidden tests run twice, each copy in a fresh environment, each
+// test a canary in one copy and itself in the other, and results a canary shows
+// to be forged make the verdict tampered (Verdict.Forged).
+//
+// A grader step that fails after the patch was applied because the workspace is
+// full (ENOSPC, EDQUOT) is the patch's doing: a problem naming the limit, not an
+// infrastructure failure.
 //
 // Oracle checks a suite's tasks: each reference must resolve its task and the
 // empty patch must not. It does not run agents or load suites (package task

@@ -142,8 +142,8 @@
 // which the code under test shares, and a junit file is only as good as the
 // runner that wrote it. ImportSWEBench runs the project's own framework (see
 // below), whose report carries no nonce: a native run's results are read as the
-// framework wrote them, and go-test-json runs are checked with canaries by the
-// grader (package canary).
+// framework wrote them, and go-test-json, pytest and unittest runs are checked
+// with canaries by the grader (package canary).
 //
 // # SWE-bench import
 //
