@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentbox/agentbox/internal/version"
 )
 
 // exitError carries the status agentbox should exit with.
@@ -36,6 +39,8 @@ Output to a pipe or a file is never changed.`,
 			}
 		},
 	}
+	root.Version = version.Get().String()
+	root.SetVersionTemplate("agentbox {{.Version}}\n")
 	root.PersistentFlags().BoolVar(&rawOutput, "raw-output", false, "write control characters and escape sequences to a terminal as they are (default: shown escaped, SGR colours kept)")
 	root.AddCommand(runCmd())
 	root.AddCommand(doctorCmd())
@@ -56,6 +61,9 @@ Output to a pipe or a file is never changed.`,
 	root.AddCommand(evalCmd())
 	root.AddCommand(reportCmd())
 	root.AddCommand(policyCmd())
+	root.AddCommand(configCmd())
+	root.AddCommand(taskCmd())
+	refuseUnknownSubcommands(root)
 	err := root.Execute()
 	flushOutput()
 	if err != nil {
@@ -66,5 +74,32 @@ Output to a pipe or a file is never changed.`,
 		fmt.Fprintf(stderr, "agentbox: %v\n", err)
 		flushOutput()
 		os.Exit(125)
+	}
+}
+
+// refuseUnknownSubcommands gives every command that only groups subcommands (env,
+// net, fs, ...) a RunE that fails on an argument. Cobra would otherwise print the
+// group's help for `agentbox env pause` and exit 0, as if it had done something;
+// the root already fails on an unknown command, with suggestions.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !c.HasSubCommands() || c.Runnable() || !c.HasParent() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		if cmd.SuggestionsMinimumDistance <= 0 {
+			cmd.SuggestionsMinimumDistance = 2
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+		}
+		return fmt.Errorf("%s\nRun '%s --help' for its commands", msg, cmd.CommandPath())
 	}
 }

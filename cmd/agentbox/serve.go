@@ -33,8 +33,15 @@ func serveCmd() *cobra.Command {
 and the same operations as MCP tools at /mcp. It listens on a Unix socket by default
 (/run/agentbox/agentbox.sock as root, else $XDG_RUNTIME_DIR/agentbox.sock, else
 $TMPDIR/agentbox-UID/agentbox.sock; its directory must be the user's own), or on TCP
-with --listen. Without --config it serves one tenant, "local", whose token (every
-scope) it writes to agentbox.token next to the socket, where the CLI finds it.
+with --listen.
+
+The configuration file is --config, else $AGENTBOX_CONFIG (agentbox config init
+writes a commented example). Without one it serves one tenant, "local", whose token
+(every scope) it writes to agentbox.token next to the socket, where the CLI finds
+it. That tenant may create environments from directories under your home directory
+and under the directory serve started in (its workspace_roots; "/" never counts),
+and may mount none (mount_roots): a workspace is a copy-on-write lower layer that
+no environment can change, a mount may write to the host.
 
 On SIGTERM or SIGINT it stops accepting connections, lets in-flight requests finish
 within shutdown.grace, and destroys every environment. Environments never outlive
@@ -44,7 +51,7 @@ the next serve on the same state directory reaps before it listens.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return serveMain(cmd.Context(), o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.config, "config", "", "configuration file (YAML): tokens, tenants, quotas, limits")
+	f.StringVar(&o.config, "config", "", "configuration file (YAML): tokens, tenants, workspace roots, quotas, limits (default: $AGENTBOX_CONFIG)")
 	f.StringVar(&o.listen, "listen", "", "TCP address to listen on instead of the Unix socket, e.g. 127.0.0.1:7070")
 	f.StringVar(&o.socket, "socket", "", "Unix socket path (default: $AGENTBOX_SOCKET, else the per-user default)")
 	return cmd
@@ -53,6 +60,9 @@ the next serve on the same state directory reaps before it listens.`,
 func serveMain(ctx context.Context, o serveOptions) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	var cfg *config.Config
+	if o.config == "" {
+		o.config = os.Getenv("AGENTBOX_CONFIG")
+	}
 	if o.config != "" {
 		var err error
 		if cfg, err = config.Load(o.config); err != nil {
@@ -71,9 +81,10 @@ func serveMain(ctx context.Context, o serveOptions) error {
 		if err != nil {
 			return err
 		}
-		cfg = config.Local(tok)
+		roots := config.LocalWorkspaceRoots()
+		cfg = config.Local(tok, roots...)
 		cfg.Socket = socket
-		log.Info("no --config: one tenant, \"local\"", "token_file", tokFile)
+		log.Info("no --config: one tenant, \"local\"", "token_file", tokFile, "workspace_roots", roots)
 	}
 	if o.listen != "" {
 		cfg.Listen = o.listen

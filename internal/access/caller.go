@@ -39,8 +39,11 @@ func CallerFrom(ctx context.Context) (Caller, bool) {
 var (
 	// ErrUnauthenticated means the request carries no known bearer token.
 	ErrUnauthenticated = errors.New("missing or unknown bearer token")
-	// ErrForbidden is matched by every *ScopeError and by refused workspaces.
+	// ErrForbidden is matched by every *ScopeError and by ErrOutsideRoots.
 	ErrForbidden = errors.New("forbidden")
+	// ErrOutsideRoots means a workspace or a mount source lies outside the
+	// directories the tenant's configuration allows (workspace_roots, mount_roots).
+	ErrOutsideRoots = fmt.Errorf("%w: outside the configured roots", ErrForbidden)
 	// ErrRate means the tenant sent more requests than its rate allows.
 	ErrRate = errors.New("request rate exceeded")
 )

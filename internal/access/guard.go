@@ -96,7 +96,7 @@ func (g *Guard) Create(ctx context.Context, o env.CreateOptions) (env.Info, erro
 	}
 	tenant := g.cfg.Tenants[owner.Tenant]
 	if o.Workspace != "" {
-		if o.Workspace, err = allowedWorkspace(o.Workspace, tenant.WorkspaceRoots); err != nil {
+		if o.Workspace, err = allowedWorkspace(o.Workspace, owner.Tenant, tenant.WorkspaceRoots); err != nil {
 			return env.Info{}, err
 		}
 	}
@@ -163,13 +163,13 @@ func allowedMount(src, tenant string, roots []string) (string, error) {
 			return src, nil
 		}
 	}
-	return "", fmt.Errorf("%w: mount source %q is not under a directory this tenant may mount (config: tenants.%s.mount_roots)", ErrForbidden, src, tenant)
+	return "", fmt.Errorf("%w: mount source %q is not under a directory tenant %q may mount (config key tenants.%s.mount_roots)", ErrOutsideRoots, src, tenant, tenant)
 }
 
 // allowedWorkspace resolves dir (following symlinks, so a link cannot lead out of a
 // root) and checks that it lies under one of roots.
-func allowedWorkspace(dir string, roots []string) (string, error) {
-	refuse := fmt.Errorf("%w: workspace %q is not under a directory this tenant may use", ErrForbidden, dir)
+func allowedWorkspace(dir, tenant string, roots []string) (string, error) {
+	refuse := fmt.Errorf("%w: workspace %q is not under a directory tenant %q may use (config key tenants.%s.workspace_roots)", ErrOutsideRoots, dir, tenant, tenant)
 	if !filepath.IsAbs(dir) || len(roots) == 0 {
 		return "", refuse
 	}

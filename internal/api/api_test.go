@@ -310,6 +310,13 @@ func TestWorkspaceRoots(t *testing.T) {
 			if !tc.ok && !client.IsCode(err, "EPERM") {
 				t.Fatalf("want EPERM, got %v", err)
 			}
+			// The refusal names the configuration key that would allow it (issue
+			// 13: it said "use a token with the needed scope").
+			var ce *client.Error
+			if !tc.ok && (!errors.As(err, &ce) || !strings.Contains(ce.Message, ".workspace_roots") ||
+				!strings.Contains(ce.SuggestedAction, "workspace_roots") || strings.Contains(ce.SuggestedAction, "scope")) {
+				t.Fatalf("refusal does not name workspace_roots: %v", err)
+			}
 		})
 	}
 }

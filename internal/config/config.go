@@ -218,10 +218,13 @@ func Parse(b []byte, dir string) (*Config, error) {
 	return &c, nil
 }
 
-// Local is the configuration of a personal daemon: one tenant, "local", and one
-// token with every scope (operator too: the user runs the daemon).
-func Local(token string) *Config {
-	c := &Config{Tenants: map[string]Tenant{"local": {Network: &NetworkBound{Any: true}}},
+// Local is the configuration of a personal daemon: one tenant, "local", whose
+// environments may start from a workspace under workspaceRoots (LocalWorkspaceRoots
+// gives the default) and reach any network, and one token with every scope
+// (operator too: the user runs the daemon). It allows no mounts: a mount may write
+// to the host, a workspace never does.
+func Local(token string, workspaceRoots ...string) *Config {
+	c := &Config{Tenants: map[string]Tenant{"local": {Network: &NetworkBound{Any: true}, WorkspaceRoots: workspaceRoots}},
 		Tokens: []Token{{Name: "local", Token: token, Tenant: "local", Scopes: AllScopes}}}
 	if err := c.finish(""); err != nil {
 		panic(err) // a literal configuration

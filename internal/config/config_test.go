@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -160,5 +161,65 @@ func TestParseOrigins(t *testing.T) {
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "is not an origin") {
 			t.Errorf("%q: %v", o, err)
 		}
+	}
+}
+
+// The example config init writes must parse as it is, with every commented key
+// uncommented too (a key renamed in Config and not in the example fails here).
+func TestExampleParses(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "my home")
+	if err := os.WriteFile(filepath.Join(dir, "agentbox.token"), []byte("abx_0123456789abcdef0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ex := Example(home)
+	c, err := Parse([]byte(ex), dir)
+	if err != nil {
+		t.Fatalf("example does not parse: %v\n%s", err, ex)
+	}
+	if got := c.Tenants["local"].WorkspaceRoots; len(got) != 1 || got[0] != home {
+		t.Fatalf("workspace_roots = %q, want [%q]", got, home)
+	}
+	if len(c.Tokens) != 1 || c.Tokens[0].Digest != sha256.Sum256([]byte("abx_0123456789abcdef0123")) {
+		t.Fatalf("token not read from agentbox.token: %+v", c.Tokens)
+	}
+	// Uncomment every "# key: value" and "#   - item" line (not the prose) and parse again.
+	key := regexp.MustCompile(`^(\s*)# (\s*([a-z_]+:( |$)|- ).*?)(\s+# .*)?$`)
+	var lines []string
+	for _, l := range strings.Split(ex, "\n") {
+		lines = append(lines, key.ReplaceAllString(l, "$1$2"))
+	}
+	full := strings.Join(lines, "\n")
+	c2, err := Parse([]byte(full), dir)
+	if err != nil {
+		t.Fatalf("example with every key uncommented does not parse: %v\n%s", err, full)
+	}
+	if c2.Templates["python"] == "" || len(c2.Tenants["local"].MountRoots) != 1 || c2.Limits.MaxConnections != 256 ||
+		c2.SocketMode != "0600" || c2.Listen == "" || len(c2.Tenants["local"].Network.AllowPrivate) != 1 {
+		t.Fatalf("uncommented keys not read: %+v\n%s", c2, full)
+	}
+}
+
+func TestLocalWorkspaceRoots(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Chdir(filepath.Join(home))
+	if got := LocalWorkspaceRoots(); len(got) != 1 || got[0] != home {
+		t.Fatalf("cwd inside home: %q, want [%q]", got, home)
+	}
+	other := t.TempDir()
+	t.Chdir(other)
+	if got := LocalWorkspaceRoots(); len(got) != 2 || got[0] != home || got[1] != other {
+		t.Fatalf("cwd outside home: %q", got)
+	}
+	// A home or working directory of "/" would allow every file: never a root.
+	t.Setenv("HOME", "/")
+	t.Chdir("/")
+	if got := LocalWorkspaceRoots(); len(got) != 0 {
+		t.Fatalf("\"/\" became a root: %q", got)
+	}
+	c := Local("local-token-0123456789", home)
+	if r := c.Tenants["local"]; len(r.WorkspaceRoots) != 1 || len(r.MountRoots) != 0 {
+		t.Fatalf("Local roots %+v", r)
 	}
 }

@@ -109,3 +109,45 @@ func ReadLocalToken(path string) (string, error) {
 	}
 	return strings.TrimSpace(string(b)), nil
 }
+
+// LocalWorkspaceRoots are the directories a personal daemon (serve without a
+// configuration file) lets its user create environments from: the user's home
+// directory and the directory it was started in, each only if it is an absolute
+// directory other than "/" (a root of "/" would be every file the daemon can read).
+// A workspace is the read-only lower layer of a copy-on-write overlay, so nothing
+// under them is ever changed by an environment.
+func LocalWorkspaceRoots() []string {
+	var roots []string
+	add := func(d string, err error) {
+		if err != nil || !filepath.IsAbs(d) {
+			return
+		}
+		d = filepath.Clean(d)
+		if fi, err := os.Stat(d); d == "/" || err != nil || !fi.IsDir() {
+			return
+		}
+		for _, r := range roots {
+			if d == r || strings.HasPrefix(d, r+"/") {
+				return // already covered
+			}
+		}
+		roots = append(roots, d)
+	}
+	add(os.UserHomeDir())
+	add(os.Getwd())
+	return roots
+}
+
+// ConfigFile is the configuration file `agentbox config init` writes by default:
+// $AGENTBOX_CONFIG, else $XDG_CONFIG_HOME/agentbox/config.yaml, else
+// ~/.config/agentbox/config.yaml.
+func ConfigFile() (string, error) {
+	if p := os.Getenv("AGENTBOX_CONFIG"); p != "" {
+		return p, nil
+	}
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no configuration directory: %w; name the file: agentbox config init PATH", err)
+	}
+	return filepath.Join(d, "agentbox", "config.yaml"), nil
+}

@@ -11,11 +11,10 @@ import (
 
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/access"
+	"github.com/agentbox/agentbox/internal/version"
 	"github.com/agentbox/agentbox/internal/wire"
 )
 
-// Version is reported to MCP clients as the server's version.
-var Version = "0.1.0"
 
 // Options configure the tools. Service is required.
 type Options struct {
@@ -31,7 +30,7 @@ type Options struct {
 
 // NewServer returns an MCP server with every agentbox tool.
 func NewServer(d Options) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "agentbox", Title: "agentbox environments", Version: Version},
+	s := mcp.NewServer(&mcp.Implementation{Name: "agentbox", Title: "agentbox environments", Version: version.Get().Short()},
 		&mcp.ServerOptions{
 			Instructions: "agentbox environments are sandboxes with a private copy-on-write workspace. " +
 				"Create one with env_create, run commands with exec (no shell: pass [\"sh\",\"-c\",\"...\"]), " +

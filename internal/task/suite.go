@@ -35,32 +35,42 @@ func ExtractBuiltin(dir string) error {
 	if len(entries) > 0 {
 		return fmt.Errorf("extract built-in tasks: %s is not empty", dir)
 	}
-	names, err := builtinFS.ReadDir("builtin")
+	ids, err := BuiltinIDs()
 	if err != nil {
 		return fmt.Errorf("extract built-in tasks: %w", err)
+	}
+	for _, id := range ids {
+		if err := writeBuiltin(id, filepath.Join(dir, id), ""); err != nil {
+			return fmt.Errorf("extract built-in task %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// writeBuiltin writes the files of the built-in task id whose names start with
+// prefix ("" for all, "repo/" for the repository alone) into dir, without the
+// prefix. The judge goes into hidden/.
+func writeBuiltin(id, dir, prefix string) error {
+	data, err := builtinFS.ReadFile(path.Join("builtin", id+".txtar"))
+	if err != nil {
+		return err
 	}
 	judge, err := builtinFS.ReadFile(path.Join("builtin", judgeName))
 	if err != nil {
-		return fmt.Errorf("extract built-in tasks: %w", err)
+		return err
 	}
-	for _, e := range names {
-		if !strings.HasSuffix(e.Name(), ".txtar") {
+	files, err := parseTxtar(data)
+	if err != nil {
+		return err
+	}
+	files = append(files, archiveFile{Name: "hidden/" + judgeName, Data: judge})
+	for _, f := range files {
+		name, ok := strings.CutPrefix(f.Name, prefix)
+		if !ok {
 			continue
 		}
-		data, err := builtinFS.ReadFile(path.Join("builtin", e.Name()))
-		if err != nil {
-			return fmt.Errorf("extract built-in tasks: %w", err)
-		}
-		files, err := parseTxtar(data)
-		if err != nil {
-			return fmt.Errorf("extract built-in task %s: %w", e.Name(), err)
-		}
-		taskDir := filepath.Join(dir, strings.TrimSuffix(e.Name(), ".txtar"))
-		files = append(files, archiveFile{Name: "hidden/" + judgeName, Data: judge})
-		for _, f := range files {
-			if err := writeNew(filepath.Join(taskDir, filepath.FromSlash(f.Name)), f.Data); err != nil {
-				return fmt.Errorf("extract built-in task %s: %w", e.Name(), err)
-			}
+		if err := writeNew(filepath.Join(dir, filepath.FromSlash(name)), f.Data); err != nil {
+			return err
 		}
 	}
 	return nil

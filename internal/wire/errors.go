@@ -156,6 +156,9 @@ func errs(e ...error) []error { return e }
 var rules = []rule{
 	{errs: errs(access.ErrUnauthenticated), status: http.StatusUnauthorized, code: client.CodeAuth, message: access.ErrUnauthenticated.Error(),
 		action: "send Authorization: Bearer <token> with a token from the server's configuration"},
+	{errs: errs(access.ErrOutsideRoots), status: http.StatusForbidden, code: client.CodePermission,
+		action: "name a directory under the tenant's workspace_roots (mount_roots for a mount), or add it there in the file given to " +
+			"agentbox serve --config (agentbox config init writes one); without --config serve allows your home directory and the directory it started in"},
 	{errs: errs(access.ErrForbidden), status: http.StatusForbidden, code: client.CodePermission,
 		action: "use a token with the needed scope, or ask the operator"},
 	{errs: errs(access.ErrRate), status: http.StatusTooManyRequests, code: client.CodeRate, retryable: true, message: access.ErrRate.Error(),

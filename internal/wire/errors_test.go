@@ -59,6 +59,7 @@ func TestMap(t *testing.T) {
 		{&http.MaxBytesError{Limit: 10}, 413, "EFBIG", false, "10 bytes"},
 		{fmt.Errorf("%w: 3 of 3", env.ErrQuota), 429, "EQUOTA", false, "3 of 3"},
 		{fmt.Errorf("export a: %w", &env.QuotaError{Msg: "artifacts over 2", Action: "wait"}), 429, "EQUOTA", false, "artifacts over 2"},
+		{fmt.Errorf("%w: workspace \"/srv/x\" (config key tenants.local.workspace_roots)", access.ErrOutsideRoots), 403, "EPERM", false, "workspace_roots"},
 		{access.ErrRate, 429, "ERATE", true, "rate"},
 		{ErrShuttingDown, 503, "EUNAVAIL", true, "shutting down"},
 		{context.DeadlineExceeded, 503, "EUNAVAIL", true, "timed out"},
