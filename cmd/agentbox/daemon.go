@@ -24,17 +24,22 @@ func (d *daemonFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&d.token, "token", "", "bearer token (default: $AGENTBOX_TOKEN, else the local daemon's token file)")
 }
 
+// addr is the daemon's address: --server, $AGENTBOX_SERVER, or the default socket.
+func (d *daemonFlags) addr() string {
+	if d.server != "" {
+		return d.server
+	}
+	if s := os.Getenv("AGENTBOX_SERVER"); s != "" {
+		return s
+	}
+	return config.DefaultSocket()
+}
+
 // client connects to the daemon: --server, $AGENTBOX_SERVER, or the default socket;
 // the token from --token, $AGENTBOX_TOKEN, or the token file a local daemon wrote.
 // A socket in a directory another user could write in is refused.
 func (d *daemonFlags) client() (*client.Client, error) {
-	server := d.server
-	if server == "" {
-		server = os.Getenv("AGENTBOX_SERVER")
-	}
-	if server == "" {
-		server = config.DefaultSocket()
-	}
+	server := d.addr()
 	token := d.token
 	if token == "" {
 		token = os.Getenv("AGENTBOX_TOKEN")

@@ -15,7 +15,6 @@ import (
 	"github.com/agentbox/agentbox/internal/wire"
 )
 
-
 // Options configure the tools. Service is required.
 type Options struct {
 	Service Service
@@ -26,6 +25,10 @@ type Options struct {
 	// Denied, if set, counts each tool error that is a policy decision, by
 	// tenant and code (the server's metrics).
 	Denied func(tenant, code string)
+	// Caller, if its Tenant is set, is who every tool call runs as when the
+	// request carries no token (stdio in embedded mode: the user). Over HTTP the
+	// caller comes from each request's token.
+	Caller access.Caller
 }
 
 // NewServer returns an MCP server with every agentbox tool.
@@ -33,7 +36,7 @@ func NewServer(d Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "agentbox", Title: "agentbox environments", Version: version.Get().Short()},
 		&mcp.ServerOptions{
 			Instructions: "agentbox environments are sandboxes with a private copy-on-write workspace. " +
-				"Create one with env_create, run commands with exec (no shell: pass [\"sh\",\"-c\",\"...\"]), " +
+				"Create one with env_create, run commands with exec (argv without a shell, or command for a shell command line), " +
 				"read and edit files, apply patches, review diff, and destroy it with env_destroy when done. " +
 				"Errors are JSON envelopes {\"error\":{\"code\",\"message\",\"retryable\",\"suggested_action\"}}.",
 			Logger: d.Logger,
@@ -81,6 +84,9 @@ func (t *tools) fail(ctx context.Context, err error, what string) error {
 // and whose errors become envelopes. what names the object for ENOENT messages.
 func add[In, Out any](t *tools, s *mcp.Server, tool *mcp.Tool, what func(In) string, h func(context.Context, In) (Out, error)) {
 	mcp.AddTool(s, tool, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		if t.d.Caller.Tenant != "" {
+			ctx = access.WithCaller(ctx, t.d.Caller)
+		}
 		if req != nil && req.Extra != nil {
 			if c, ok := callerFromTokenInfo(req.Extra.TokenInfo); ok {
 				ctx = access.WithCaller(ctx, c)

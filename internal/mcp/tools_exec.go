@@ -3,17 +3,46 @@ package mcp
 import (
 	"context"
 	"encoding/base64"
+	"slices"
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/wire"
 )
 
 type execIn struct {
 	envID
 	client.ExecRequest
+	Command string `json:"command,omitempty" jsonschema:"a shell command line, run as [\"sh\",\"-c\",command]; give command or argv, not both"`
+}
+
+// request is the API's request: argv as given, or command run by sh -c. Clients
+// that cannot pass an array (MCP Inspector's CLI) use command.
+func (in execIn) request() (client.ExecRequest, error) {
+	r := in.ExecRequest
+	switch {
+	case in.Command != "" && len(r.Argv) > 0:
+		return r, wire.BadRequest("give either argv or command, not both")
+	case in.Command != "":
+		r.Argv = []string{"sh", "-c", in.Command}
+	case len(r.Argv) == 0:
+		return r, wire.BadRequest(`give argv (["python3","-m","pytest"]) or command ("python3 -m pytest | tail")`)
+	}
+	return r, nil
+}
+
+// execSchema is execIn's schema with argv optional: command may replace it.
+func execSchema() *jsonschema.Schema {
+	s, err := jsonschema.For[execIn](nil)
+	if err != nil {
+		panic(err) // a static type
+	}
+	s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r == "argv" })
+	return s
 }
 
 // procRef names a background process.
@@ -68,17 +97,25 @@ const maxOutputBytes = 256 << 10
 
 func (t *tools) addExec(s *mcp.Server) {
 	svc := t.d.Service
-	add(t, s, &mcp.Tool{Name: "exec", Description: "Run a command in an environment and wait for it to end. No shell: argv is executed directly (use [\"sh\",\"-c\",\"...\"] for one). A non-zero exit or a limit is a result, not an error.",
-		Annotations: hints("Run command", false, true, false)},
+	add(t, s, &mcp.Tool{Name: "exec", Description: "Run a command in an environment and wait for it to end. Give argv, executed directly without a shell, or command, a shell command line run with sh -c. A non-zero exit or a limit is a result, not an error.",
+		InputSchema: execSchema(), Annotations: hints("Run command", false, true, false)},
 		func(in execIn) string { return envWhat(in.ID) },
 		func(ctx context.Context, in execIn) (*client.Result, error) {
-			return svc.Exec(ctx, in.ID, in.ExecRequest)
+			r, err := in.request()
+			if err != nil {
+				return nil, err
+			}
+			return svc.Exec(ctx, in.ID, r)
 		})
-	add(t, s, &mcp.Tool{Name: "exec_start", Description: "Start a command in the background; read its output with exec_output, feed it with exec_stdin, end it with exec_signal, wait with exec_wait.",
-		Annotations: hints("Start command", false, true, false)},
+	add(t, s, &mcp.Tool{Name: "exec_start", Description: "Start a command (argv, or a shell command line in command) in the background; read its output with exec_output, feed it with exec_stdin, end it with exec_signal, wait with exec_wait.",
+		InputSchema: execSchema(), Annotations: hints("Start command", false, true, false)},
 		func(in execIn) string { return envWhat(in.ID) },
 		func(ctx context.Context, in execIn) (startOut, error) {
-			id, err := svc.Start(ctx, in.ID, in.ExecRequest)
+			r, err := in.request()
+			if err != nil {
+				return startOut{}, err
+			}
+			id, err := svc.Start(ctx, in.ID, r)
 			return startOut{ProcessID: id}, err
 		})
 	add(t, s, &mcp.Tool{Name: "exec_wait", Description: "Wait for a background command to end and return its result.",

@@ -40,7 +40,7 @@ func (stubService) ReadFile(_ context.Context, _ env.Owner, id, path string, off
 }
 
 func (stubService) Exec(_ context.Context, _ env.Owner, id string, r env.ExecRequest) (*runner.Result, error) {
-	return &runner.Result{ExitCode: 3, Stdout: r.Argv[0], Limit: runner.LimitTimeout, TimedOut: true}, nil
+	return &runner.Result{ExitCode: 3, Stdout: strings.Join(r.Argv, " "), Limit: runner.LimitTimeout, TimedOut: true}, nil
 }
 
 func session(t *testing.T, d Options) *sdk.ClientSession {
@@ -122,7 +122,9 @@ func TestToolErrors(t *testing.T) {
 		{"env_get", map[string]any{"id": "nope"}, "ENOENT", `environment "nope" not found`},
 		{"file_read", map[string]any{"id": "e1", "path": "big"}, "EFBIG", "big: 9437184 bytes exceeds"},
 		{"file_read", map[string]any{"id": "e1", "path": "host"}, "EINVAL", "open <host>/envs/e1/upper/host: invalid request"},
-		{"exec", map[string]any{"id": "e1", "argv": []string{}}, "EINVAL", "argv is empty"},
+		{"exec", map[string]any{"id": "e1", "argv": []string{}}, "EINVAL", "give argv"},
+		{"exec", map[string]any{"id": "e1"}, "EINVAL", "give argv"},
+		{"exec_start", map[string]any{"id": "e1", "argv": []string{"ls"}, "command": "ls"}, "EINVAL", "not both"},
 		{"file_write", map[string]any{"id": "e1", "path": "x", "content": "%%%", "encoding": "base64"}, "EINVAL", "not valid base64"},
 	} {
 		t.Run(tc.tool+" "+tc.code, func(t *testing.T) {
@@ -148,7 +150,7 @@ func TestToolErrors(t *testing.T) {
 	if err != nil || !res.IsError {
 		t.Fatalf("argv as a string accepted: %v %+v", err, res)
 	}
-	if len(denied) != 5 {
+	if len(denied) != 7 {
 		t.Fatalf("denial hook saw %v", denied)
 	}
 }
@@ -171,7 +173,17 @@ func TestToolResults(t *testing.T) {
 	}
 	var r client.Result
 	b, _ = json.Marshal(res.StructuredContent)
-	if json.Unmarshal(b, &r); r.ExitCode != 3 || r.Limit != "timeout" || !r.TimedOut {
+	if json.Unmarshal(b, &r); r.ExitCode != 3 || r.Limit != "timeout" || !r.TimedOut || r.Stdout != "x" {
 		t.Fatalf("result %s", b)
+	}
+	// command is a shell command line: the service gets sh -c and the line whole
+	// (for MCP Inspector's CLI, which cannot pass an array).
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "exec", Arguments: map[string]any{"id": "e1", "command": "echo a | wc -c"}})
+	if err != nil || res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	b, _ = json.Marshal(res.StructuredContent)
+	if json.Unmarshal(b, &r); r.Stdout != "sh -c echo a | wc -c" {
+		t.Fatalf("command ran as %q", r.Stdout)
 	}
 }
