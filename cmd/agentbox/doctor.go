@@ -25,7 +25,7 @@ run then refuses to start at that level unless --isolation process is given.`,
 			if asJSON {
 				enc := json.NewEncoder(stdout)
 				enc.SetIndent("", "  ")
-				if err := enc.Encode(r); err != nil {
+				if err := enc.Encode(doctorJSON(r)); err != nil {
 					return err
 				}
 			} else {
@@ -58,4 +58,30 @@ run then refuses to start at that level unless --isolation process is given.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
+}
+
+// doctorReport is doctor --json: the probe's report in the snake_case keys of
+// every other agentbox JSON.
+type doctorReport struct {
+	Checks        []doctorCheck `json:"checks"`
+	LandlockABI   int           `json:"landlock_abi"`
+	CgroupVersion int           `json:"cgroup_version"`
+	Runsc         string        `json:"runsc"`
+	Missing       []string      `json:"missing"`
+}
+
+type doctorCheck struct {
+	Name     string `json:"name"`
+	Required bool   `json:"required"`
+	OK       bool   `json:"ok"`
+	Detail   string `json:"detail"`
+}
+
+func doctorJSON(r sandbox.Report) doctorReport {
+	d := doctorReport{Checks: []doctorCheck{}, LandlockABI: r.LandlockABI, CgroupVersion: r.CgroupVersion, Runsc: r.Runsc,
+		Missing: append([]string{}, r.Missing()...)}
+	for _, c := range r.Checks {
+		d.Checks = append(d.Checks, doctorCheck{Name: c.Name, Required: c.Required, OK: c.OK, Detail: c.Detail})
+	}
+	return d
 }

@@ -30,6 +30,13 @@ type DiffOptions struct {
 	// IncludeGitDir diffs .git directories too. By default they are skipped, as git
 	// skips them and git apply refuses to write into them.
 	IncludeGitDir bool
+	// IncludeIgnored diffs new files that the new tree's .gitignore files or
+	// DefaultIgnore exclude. By default they are left out, with git's semantics
+	// (gitignore(5)): what the old tree already holds is diffed whether a pattern
+	// matches it or not, as git diffs tracked files, so a .gitignore never hides a
+	// change to an existing file. .git/info/exclude and git's global excludes are
+	// not read: the diff does not depend on the host's git configuration.
+	IncludeIgnored bool
 }
 
 func (o DiffOptions) withDefaults() DiffOptions {
@@ -60,6 +67,7 @@ func Truncated(diff []byte) bool {
 type Summary struct {
 	Added, Modified, Deleted int // files and symlinks; a type change counts as both a deletion and an addition
 	Binary                   int // changed files that are binary (counted above too)
+	Ignored                  int // new files and directories left out by ignore rules (IncludeIgnored)
 	Omitted                  []Omission
 	Truncated                bool // MaxTotalBytes or MaxEntries was reached: the diff ends early
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 )
@@ -13,7 +14,12 @@ type walker struct {
 	opts    DiffOptions
 	overlay bool // the new tree is an overlay whose lower layer is the old tree
 	budget  int  // entries left to visit
-	out     bytes.Buffer
+	// ignore holds DefaultIgnore and the patterns of the .gitignore files of the
+	// directories being walked, outermost first; underIgnored: the directory being
+	// walked is itself ignored, so nothing new in it is diffed.
+	ignore       []ignorePattern
+	underIgnored bool
+	out          bytes.Buffer
 	sum     Summary
 }
 
@@ -21,6 +27,9 @@ type walker struct {
 // against the merged view of the upper layer newPath over the lower layer oldPath.
 func diffTrees(oldPath, newPath string, overlay bool, opts DiffOptions) ([]byte, Summary, error) {
 	w := &walker{opts: opts, overlay: overlay, budget: opts.MaxEntries}
+	if !opts.IncludeIgnored {
+		w.ignore = parseIgnore("", []byte(strings.Join(DefaultIgnore, "\n")))
+	}
 	oldRoot, err := openLayerRoot(oldPath)
 	if err != nil {
 		return nil, Summary{}, err
@@ -94,6 +103,13 @@ func (w *walker) compare(p string, oe, ne map[string]*entry, depth int) error {
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
+	if gi := ne[".gitignore"]; !w.opts.IncludeIgnored && gi != nil && gi.isRegular() && gi.st.Size <= maxIgnoreFile {
+		if v, err := w.read(path.Join(p, ".gitignore"), gi); err == nil && v != nil {
+			n := len(w.ignore)
+			w.ignore = append(w.ignore, parseIgnore(p, v.data)...)
+			defer func() { w.ignore = w.ignore[:n] }()
+		}
+	}
 	for _, k := range keys {
 		name, dir := strings.CutSuffix(k, "/")
 		if !w.opts.IncludeGitDir && strings.EqualFold(name, ".git") {
@@ -113,6 +129,13 @@ func (w *walker) compare(p string, oe, ne map[string]*entry, depth int) error {
 		if p != "" {
 			cp = p + "/" + name
 		}
+		// As git does, ignore rules leave out only what is new (untracked): a
+		// change to what the old tree holds is always diffed.
+		isIgnored := !w.opts.IncludeIgnored && (w.underIgnored || ignored(w.ignore, cp, dir))
+		if isIgnored && o == nil {
+			w.sum.Ignored++
+			continue
+		}
 		var err error
 		switch {
 		case len(cp) > maxPathLen:
@@ -121,7 +144,10 @@ func (w *walker) compare(p string, oe, ne map[string]*entry, depth int) error {
 		case dir && depth+1 > maxDepth:
 			err = w.omit(cp, fmt.Sprintf("directory more than %d levels deep: its contents are not compared", maxDepth))
 		case dir:
+			prev := w.underIgnored
+			w.underIgnored = isIgnored
 			err = w.subdir(cp, o, n, depth)
+			w.underIgnored = prev
 		default:
 			err = w.file(cp, o, n)
 		}
