@@ -46,7 +46,7 @@ func TestIgnoreMatchesGit(t *testing.T) {
 		"m/__pycache__/m.cpython-311.pyc": "x", "m/m.pyc": "x", "m/important.pyc": "x",
 		".pytest_cache/v/cache/lastfailed": "x", "m/.pytest_cache": "x", // a file: the pattern is directory-only
 		"src/.gitignore": "*.out\n!/keep.out\nlocal/\n/anch\n",
-		"src/a.out": "x", "src/keep.out": "x", "src/deep/keep.out": "x", "src/local/f": "x", "local/f": "x",
+		"src/a.out":      "x", "src/keep.out": "x", "src/deep/keep.out": "x", "src/local/f": "x", "local/f": "x",
 		"src/anch": "x", "src/deep/anch": "x", "src/main.c": "x", "README": "x",
 	}
 	writeTree(t, tree, files)

@@ -20,7 +20,7 @@ type walker struct {
 	ignore       []ignorePattern
 	underIgnored bool
 	out          bytes.Buffer
-	sum     Summary
+	sum          Summary
 }
 
 // diffTrees diffs the tree at oldPath against the tree at newPath, or (overlay)
