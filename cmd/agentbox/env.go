@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -65,6 +66,12 @@ func envCreateCmd() *cobra.Command {
 			}
 			if (req.Workspace == "") == (req.Template == "") {
 				return errors.New("give exactly one of --workspace and --template")
+			}
+			if req.Workspace != "" {
+				// The daemon takes absolute paths: ./calc is the caller's.
+				if req.Workspace, err = filepath.Abs(req.Workspace); err != nil {
+					return err
+				}
 			}
 			req.TTLSeconds, req.IdleSeconds = ttl.Seconds(), idle.Seconds()
 			if req.Network, err = net.wire(); err != nil {

@@ -20,6 +20,21 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.statu
 func main() {
 	reexecHooks()
 	initOutput(false)
+	err := newRoot().Execute()
+	flushOutput()
+	if err != nil {
+		var ee exitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.status)
+		}
+		fmt.Fprintf(stderr, "agentbox: %v\n", err)
+		flushOutput()
+		os.Exit(125)
+	}
+}
+
+// newRoot builds the command tree.
+func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agentbox",
 		Short: "The sandbox and harness for AI coding agents",
@@ -64,17 +79,7 @@ Output to a pipe or a file is never changed.`,
 	root.AddCommand(configCmd())
 	root.AddCommand(taskCmd())
 	refuseUnknownSubcommands(root)
-	err := root.Execute()
-	flushOutput()
-	if err != nil {
-		var ee exitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.status)
-		}
-		fmt.Fprintf(stderr, "agentbox: %v\n", err)
-		flushOutput()
-		os.Exit(125)
-	}
+	return root
 }
 
 // refuseUnknownSubcommands gives every command that only groups subcommands (env,
