@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentbox/agentbox/internal/config"
 )
 
 var (
@@ -84,6 +87,11 @@ func TestExitStatuses(t *testing.T) {
 		{"bad isolation", []string{"run", "--isolation", "vm", "--", "true"}, 125, "use process or namespace"},
 		{"bad env", []string{"run", "--env", "NOVALUE", "--", "true"}, 125, "KEY=VALUE"},
 		{"unknown flag", []string{"run", "--frobnicate", "--", "true"}, 125, "unknown flag"},
+		// Issue 13: a group given an unknown subcommand printed its help and exited 0.
+		{"unknown subcommand", []string{"env", "pause"}, 125, `unknown command "pause" for "agentbox env"`},
+		{"subcommand suggestion", []string{"env", "lss"}, 125, "Did you mean this?\n\tls"},
+		{"nested group", []string{"config", "int"}, 125, "init"},
+		{"unknown command", []string{"envv"}, 125, "Did you mean this?\n\tenv"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, status := cli(t, tc.args...)
@@ -176,4 +184,74 @@ func FuzzRunFlags(f *testing.F) {
 			t.Fatalf("accepted negative limits from %q: %+v", s, l)
 		}
 	})
+}
+
+// TestVersion: --version names the build (issue 13); a test binary's build has no
+// VCS stamp, so only the shape is checked here (version.TestFromBuildInfo checks
+// the fields).
+func TestVersion(t *testing.T) {
+	out, _, st := cli(t, "--version")
+	if st != 0 || !strings.HasPrefix(out, "agentbox ") || !strings.Contains(out, "go1.") {
+		t.Fatalf("--version: %d %q", st, out)
+	}
+	// A group with no arguments still shows its help.
+	if out, _, st := cli(t, "env"); st != 0 || !strings.Contains(out, "Available Commands") {
+		t.Fatalf("env: %d %q", st, out)
+	}
+}
+
+// TestDoctorJSON: doctor --json uses snake_case keys like every other report.
+func TestDoctorJSON(t *testing.T) {
+	out, _, _ := cli(t, "doctor", "--json")
+	var r map[string]any
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, k := range []string{"checks", "landlock_abi", "cgroup_version", "runsc", "missing"} {
+		if _, ok := r[k]; !ok {
+			t.Errorf("key %s missing: %s", k, out)
+		}
+	}
+	c := r["checks"].([]any)[0].(map[string]any)
+	for _, k := range []string{"name", "required", "ok", "detail"} {
+		if _, ok := c[k]; !ok {
+			t.Errorf("check key %s missing: %v", k, c)
+		}
+	}
+}
+
+// TestConfigInit: config init writes a configuration serve loads, with its token
+// file, refuses to replace it, and honours $AGENTBOX_CONFIG.
+func TestConfigInit(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "conf", "agentbox.yaml")
+	if _, e, st := cli(t, "config", "init", p); st != 0 || !strings.Contains(e, "agentbox serve --config "+p) {
+		t.Fatalf("config init: %d %s", st, e)
+	}
+	c, err := config.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := os.ReadFile(filepath.Join(dir, "conf", "agentbox.token"))
+	if err != nil || c.Tokens[0].Digest != sha256.Sum256(bytes.TrimSpace(tok)) {
+		t.Fatalf("token file: %v", err)
+	}
+	if _, e, st := cli(t, "config", "init", p); st != 125 || !strings.Contains(e, "--force") {
+		t.Fatalf("second init: %d %s", st, e)
+	}
+	if _, e, st := cli(t, "config", "init", "--force", p); st != 0 {
+		t.Fatalf("init --force: %d %s", st, e)
+	}
+	if tok2, _ := os.ReadFile(filepath.Join(dir, "conf", "agentbox.token")); !bytes.Equal(tok, tok2) {
+		t.Fatal("init --force replaced the existing token")
+	}
+	env := filepath.Join(dir, "env.yaml")
+	cmd := exec.Command(agentbox, "config", "init")
+	cmd.Env = append(os.Environ(), "AGENTBOX_CONFIG="+env)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("config init with AGENTBOX_CONFIG: %v %s", err, out)
+	}
+	if _, err := config.Load(env); err != nil {
+		t.Fatalf("AGENTBOX_CONFIG ignored: %v", err)
+	}
 }

@@ -19,7 +19,8 @@ import (
 )
 
 type serveOptions struct {
-	config string
+	config   string
+	stateDir string
 	listen string
 	socket string
 }
@@ -53,6 +54,7 @@ the next serve on the same state directory reaps before it listens.`,
 	f := cmd.Flags()
 	f.StringVar(&o.config, "config", "", "configuration file (YAML): tokens, tenants, workspace roots, quotas, limits (default: $AGENTBOX_CONFIG)")
 	f.StringVar(&o.listen, "listen", "", "TCP address to listen on instead of the Unix socket, e.g. 127.0.0.1:7070")
+	f.StringVar(&o.stateDir, "state-dir", "", "state directory (default: the configuration's state_dir, else /var/lib/agentbox as root, else $XDG_STATE_HOME/agentbox)")
 	f.StringVar(&o.socket, "socket", "", "Unix socket path (default: $AGENTBOX_SOCKET, else the per-user default)")
 	return cmd
 }
@@ -88,6 +90,9 @@ func serveMain(ctx context.Context, o serveOptions) error {
 	}
 	if o.listen != "" {
 		cfg.Listen = o.listen
+	}
+	if o.stateDir != "" {
+		cfg.StateDir = o.stateDir
 	}
 	// NewManager reaps what a previous daemon on this state directory left
 	// (environments do not survive their daemon; artifacts do).
