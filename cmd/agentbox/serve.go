@@ -21,8 +21,8 @@ import (
 type serveOptions struct {
 	config   string
 	stateDir string
-	listen string
-	socket string
+	listen   string
+	socket   string
 }
 
 func serveCmd() *cobra.Command {
