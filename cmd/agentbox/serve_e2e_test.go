@@ -183,10 +183,11 @@ func TestMCPInspector(t *testing.T) {
 	}
 	d := startDaemon(t, t.TempDir())
 	tr := d.track()
+	inspectEnv := append(os.Environ(), "AGENTBOX_SERVER="+d.socket, "AGENTBOX_TOKEN="+e2eToken)
 	inspect := func(args ...string) map[string]any {
 		t.Helper()
 		cmd := exec.Command(bin, append([]string{"--cli", agentbox, "mcp"}, args...)...)
-		cmd.Env = append(os.Environ(), "AGENTBOX_SERVER="+d.socket, "AGENTBOX_TOKEN="+e2eToken)
+		cmd.Env = inspectEnv
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("inspector %v: %v\n%s", args, err, out)
@@ -217,6 +218,11 @@ func TestMCPInspector(t *testing.T) {
 	if envs := listed["structuredContent"].(map[string]any)["environments"].([]any); len(envs) != 1 {
 		t.Fatalf("env_list: %v", listed)
 	}
+	// The Inspector's CLI passes strings only: exec's command is how it runs one.
+	ran := inspect("--method", "tools/call", "--tool-name", "exec", "--tool-arg", "id="+id, "--tool-arg", "command=cat hello.txt | tr a-z A-Z")
+	if out := ran["structuredContent"].(map[string]any)["stdout"]; out != "HELLO\n" {
+		t.Fatalf("exec command: %v", ran)
+	}
 	bad := inspect("--method", "tools/call", "--tool-name", "env_get", "--tool-arg", "id=nope")
 	if bad["isError"] != true || !strings.Contains(fmt.Sprint(bad["content"]), `"code":"ENOENT"`) {
 		t.Fatalf("env_get of a missing id: %v", bad)
@@ -224,6 +230,16 @@ func TestMCPInspector(t *testing.T) {
 	inspect("--method", "tools/call", "--tool-name", "env_destroy", "--tool-arg", "id="+id)
 	noLeaks(t, tr)
 	tr.mustHaveSeen(t, 1)
+
+	// With no daemon: the embedded server (each Inspector call is its own process,
+	// so its environments end with the call).
+	inspectEnv = append(os.Environ(), "AGENTBOX_SERVER=", "AGENTBOX_SOCKET="+filepath.Join(t.TempDir(), "none.sock"))
+	if list := inspect("--method", "tools/list"); len(list["tools"].([]any)) != 25 {
+		t.Fatalf("embedded tools/list: %v", list)
+	}
+	if listed := inspect("--method", "tools/call", "--tool-name", "env_list"); listed["isError"] == true {
+		t.Fatalf("embedded env_list: %v", listed)
+	}
 }
 
 // TestLoad: 50 concurrent clients each create an environment, run 10 commands,

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentbox/agentbox/internal/testenv"
 )
 
 // addedPaths lists the files a diff adds.
@@ -28,9 +30,8 @@ func addedPaths(diff []byte) []string {
 // default patterns are given to git as its core.excludesFile, the lowest
 // precedence, as the diff applies them.
 func TestIgnoreMatchesGit(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed") // .ci/run installs it
-	}
+	_, err := exec.LookPath("git")
+	testenv.Require(t, err == nil, "git, for the reference gitignore semantics") // .ci/run installs it
 	dir := t.TempDir()
 	tree := filepath.Join(dir, "tree")
 	files := map[string]string{
