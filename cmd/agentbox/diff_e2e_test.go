@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbox/agentbox/internal/testenv"
 )
 
 // TestDaemonDiffAfterTests: a correct fix made in a daemon environment, diffed
@@ -14,6 +16,7 @@ import (
 // (The host has no pytest: the unittest run writes real .pyc files, and the
 // .pytest_cache pytest would write is made by hand.)
 func TestDaemonDiffAfterTests(t *testing.T) {
+	testenv.SkipShort(t, "grades in sandboxes (~15 s)")
 	d := startDaemon(t, t.TempDir())
 	repo := filepath.Join(d.work, "calc")
 	taskDir := filepath.Join(t.TempDir(), "calc-task")
