@@ -43,7 +43,7 @@ var (
 	ErrForbidden = errors.New("forbidden")
 	// ErrOutsideRoots means a workspace or a mount source lies outside the
 	// directories the tenant's configuration allows (workspace_roots, mount_roots).
-	ErrOutsideRoots = fmt.Errorf("%w: outside the configured roots", ErrForbidden)
+	ErrOutsideRoots = fmt.Errorf("%w", ErrForbidden) // its text is ErrForbidden's: the message says the rest
 	// ErrRate means the tenant sent more requests than its rate allows.
 	ErrRate = errors.New("request rate exceeded")
 )
