@@ -112,9 +112,10 @@ func TestReadmeQuickStart(t *testing.T) {
 		status int
 	}{
 		{"./agentbox --version", 0},
+		{"./agentbox task export calc ./calc", 0},
 		{"./agentbox run -- echo hello", 0},
 		{"./agentbox run --json --timeout 2s -- sleep 10", 124},
-		{"./agentbox task export calc ./calc", 0},
+		{"./agentbox run --workspace ./calc --diff-out changes.diff", 1}, // the task's tests fail before the fix
 		{"./agentbox agent --workspace ./calc --goal \"make the tests pass\" --policy scripted --trace run.jsonl", 0},
 		{"./agentbox trace stats run.jsonl", 0},
 	}
