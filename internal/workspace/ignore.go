@@ -40,6 +40,9 @@ func parseIgnore(base string, data []byte) []ignorePattern {
 		for strings.HasSuffix(s, " ") && !strings.HasSuffix(s, "\\ ") {
 			s = s[:len(s)-1]
 		}
+		if s == "" {
+			continue // a line of spaces
+		}
 		var p ignorePattern
 		switch {
 		case s[0] == '!':
