@@ -1,12 +1,15 @@
 package workspace
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"github.com/agentbox/agentbox/internal/testenv"
 )
@@ -111,4 +114,67 @@ func TestIgnoreKeepsTrackedChanges(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("diff of %q, want %q:\n%s", got, want, diff)
 	}
+}
+
+// TestIgnorePropertyMatchesGit: for random trees and random .gitignore files (at the
+// root and in a subdirectory) built from git's pattern syntax, the diff adds
+// exactly the files git lists as untracked and not ignored.
+func TestIgnorePropertyMatchesGit(t *testing.T) {
+	testenv.SkipShort(t, "runs git 100 times (~15 s)")
+	_, err := exec.LookPath("git")
+	testenv.Require(t, err == nil, "git, for the reference gitignore semantics")
+	names := []string{"a", "b", "c.pyc", "d.log", "e.txt", "__pycache__", "build", "gen"}
+	pieces := []string{"a", "b", "*.log", "*.txt", "!e.txt", "!d.log", "build/", "/build", "gen/**", "**/b", "a/b", "/a/*",
+		"!a", "?.txt", "[ab]", "!*.pyc", "b/", "!build/", "*", "!gen/", "e.*", "a/**/e.txt", "\\!a", "!/a"}
+	rapid.Check(t, func(rt *rapid.T) {
+		dir := t.TempDir()
+		tree := filepath.Join(dir, "tree")
+		files := map[string]string{}
+		n := rapid.IntRange(1, 12).Draw(rt, "files")
+		for i := 0; i < n; i++ {
+			depth := rapid.IntRange(1, 3).Draw(rt, "depth")
+			var parts []string
+			for j := 0; j < depth; j++ {
+				parts = append(parts, rapid.SampledFrom(names).Draw(rt, "name"))
+			}
+			p := strings.Join(parts, "/")
+			clash := false
+			for q := range files { // a file cannot also be a directory
+				if strings.HasPrefix(q, p+"/") || strings.HasPrefix(p, q+"/") {
+					clash = true
+				}
+			}
+			if !clash {
+				files[p] = "x"
+			}
+		}
+		gi := func(label string) string {
+			return strings.Join(rapid.SliceOfN(rapid.SampledFrom(pieces), 0, 5).Draw(rt, label), "\n") + "\n"
+		}
+		files[".gitignore"] = gi("root")
+		if _, ok := files["a"]; !ok && rapid.Bool().Draw(rt, "nested") {
+			files["a/.gitignore"] = gi("nested")
+		}
+		writeTree(rt, tree, files)
+		excludes := filepath.Join(dir, "excludes")
+		os.WriteFile(excludes, []byte(strings.Join(DefaultIgnore, "\n")+"\n"), 0o644)
+		cmd := exec.Command("sh", "-c", "git init -q && git -c core.excludesFile="+excludes+" ls-files --others --exclude-standard")
+		cmd.Dir = tree
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CEILING_DIRECTORIES="+dir)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			rt.Fatalf("git: %v\n%s", err, out)
+		}
+		want := strings.Fields(string(out))
+		slices.Sort(want)
+		empty := filepath.Join(dir, "empty")
+		os.Mkdir(empty, 0o755)
+		diff, _, err := DiffTrees(empty, tree, DiffOptions{})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if got := addedPaths(diff); !slices.Equal(got, want) {
+			rt.Fatalf("files %q\n.gitignore %q, a/.gitignore %q\ndiff adds %q\ngit: %q", slices.Sorted(maps.Keys(files)), files[".gitignore"], files["a/.gitignore"], got, want)
+		}
+	})
 }
