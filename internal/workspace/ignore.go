@@ -63,6 +63,9 @@ func parseIgnore(base string, data []byte) []ignorePattern {
 		} else {
 			s = "**/" + s
 		}
+		if strings.HasSuffix(s, "/**") {
+			s += "/*" // git's "x/**" is what is inside x; doublestar's matches x too
+		}
 		if !doublestar.ValidatePattern(s) {
 			continue // git matches nothing with it either
 		}

@@ -14,6 +14,8 @@ func TestIgnorePatterns(t *testing.T) {
 		{"doc/*.txt", "", "doc/a.txt", false, true},
 		{"doc/*.txt", "", "doc/x/a.txt", false, false}, // * does not cross a slash
 		{"a/**/b", "", "a/x/y/b", false, true},
+		{"gen/**", "", "gen", false, false}, // what is inside gen, not gen (found by TestIgnorePropertyMatchesGit)
+		{"gen/**", "", "gen/x/y", false, true},
 		{"*.log\n!keep.log", "", "keep.log", false, false},
 		{"out", "sub", "sub/x/out", false, true},
 		{"out", "sub", "other/out", false, false}, // a .gitignore rules below its directory only
