@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentbox/agentbox/internal/egress"
+	"github.com/agentbox/agentbox/internal/image"
 	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
 )
 
@@ -37,8 +38,10 @@ type Config struct {
 	// Argv is the command; Argv[0] without a slash is looked up in PATH from Env.
 	Argv []string
 	// Env is the command's whole environment; nothing is inherited from the host.
+	// Nil with an Image: the image's (Image.Config.Env).
 	Env []string
-	// Dir is the working directory inside the sandbox (DefaultDir when empty).
+	// Dir is the working directory inside the sandbox: when empty, the Image's
+	// working directory if it names one, else DefaultDir.
 	Dir string
 
 	// Workspace is the host directory shown at /workspace. By default it is the
@@ -56,6 +59,18 @@ type Config struct {
 	// RootFS, if set, is a host directory whose usr, bin, lib… and etc entries are
 	// used instead of the host's own.
 	RootFS string
+
+	// Image, if set, is the sandbox's root file system in place of the host's
+	// system directories (and RootFS): its layers, read-only and shared, below a
+	// private upper layer that takes every write to the root and goes with the
+	// sandbox (it lives in the workspace's state tmpfs and shares its
+	// WorkspaceSize). The generated /etc files, /dev, /proc, /tmp and /workspace
+	// are mounted over it as without one. The caller opens it (image.Store.Open)
+	// and keeps it open until Destroy has returned. Needs agentbox to run as root.
+	Image *image.Image
+
+	// build, set by BuildRunner only, makes a build sandbox (see buildRoot).
+	build *buildRoot
 
 	// Mounts are host directories shown at paths outside /workspace (see Mount).
 	Mounts []Mount

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/internal/cgroup"
+	"github.com/agentbox/agentbox/internal/image"
 	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
 )
 
@@ -38,7 +39,9 @@ type identity struct {
 	// init is uid 0 of the sandbox's user namespace), uid and gid otherwise.
 	initUID, initGID int
 	// root: agentbox runs as root and uid was picked for this sandbox.
-	root    bool
+	root bool
+	// build: a build sandbox's (see buildIdentity); its namespace maps a range.
+	build   bool
 	reserve string   // reservation to remove at the end (root only)
 	lock    *os.File // holds the reservation's flock while the sandbox lives
 }
@@ -233,6 +236,13 @@ func (id *identity) sysProcAttr() *syscall.SysProcAttr {
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: nsinit.GID, HostID: id.gid, Size: 1}},
 		Pdeathsig:   syscall.SIGKILL,
 		Setsid:      true,
+	}
+	if id.build {
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.uid, Size: image.IDCount}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.gid, Size: image.IDCount}}
+		attr.GidMappingsEnableSetgroups = true
+		attr.Credential = &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}}
+		return attr
 	}
 	if !id.root {
 		attr.Credential = &syscall.Credential{Uid: nsinit.UID, Gid: nsinit.GID, NoSetGroups: true}

@@ -21,6 +21,9 @@ import (
 
 func TestMain(m *testing.M) {
 	nsinit.MaybeRun()
+	if os.Getenv(imageProbeEnv) != "" {
+		os.Exit(imageProbe(os.Args[1:]))
+	}
 	// The test binary, and the helpers it starts (they inherit TMPDIR), keep
 	// their upper layers in a state root of their own: agentbox processes on the
 	// machine run ReapStale on the host's, and would reap what a killed helper

@@ -55,6 +55,7 @@ func (s *Sandbox) Exec(cfg ExecConfig, stdio Stdio) (*Process, error) {
 	if len(cfg.Argv) == 0 || cfg.Argv[0] == "" {
 		return nil, errors.New("sandbox: empty command")
 	}
+	cfg.Env, cfg.Dir = imageEnv(s.cfg.Image, cfg.Env, cfg.Dir)
 	if cfg.Dir == "" {
 		cfg.Dir = DefaultDir
 	}

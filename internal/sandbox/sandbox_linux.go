@@ -75,7 +75,9 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 	if err := requireMechanisms(); err != nil {
 		return nil, err
 	}
-	if s.id, err = newIdentity(); err != nil {
+	if cfg.build != nil {
+		s.id = buildIdentity()
+	} else if s.id, err = newIdentity(); err != nil {
 		return nil, err
 	}
 	cgName, err := cgroupName()
@@ -145,6 +147,9 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 	if spec.RootFS, err = s.prepareRootFS(add); err != nil {
 		return nil, err
 	}
+	if spec.Image, err = s.prepareImage(add); err != nil {
+		return nil, err
+	}
 	if cfg.Network != nil {
 		if s.egress, spec.Network, err = newEgress(cfg.Network, add); err != nil {
 			return nil, err
@@ -206,6 +211,9 @@ func (c *Config) fill() error {
 		return errors.New("sandbox: a persistent sandbox takes no command, environment or directory (Exec does)")
 	case !c.Persistent && (len(c.Argv) == 0 || c.Argv[0] == ""):
 		return errors.New("sandbox: empty command")
+	}
+	if !c.Persistent {
+		c.Env, c.Dir = imageEnv(c.Image, c.Env, c.Dir)
 	}
 	if c.Dir == "" {
 		c.Dir = DefaultDir
@@ -302,7 +310,7 @@ func (s *Sandbox) HostUID() int { return s.id.uid }
 // workspace is not an overlay. It exists until Destroy; read it after Kill, when
 // nothing can write to it any more.
 func (s *Sandbox) UpperDir() string {
-	if s.state == "" {
+	if s.state == "" || s.cfg.Workspace == "" || s.cfg.WorkspaceWrite {
 		return ""
 	}
 	return filepath.Join(s.state, "upper")

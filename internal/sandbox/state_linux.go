@@ -87,6 +87,21 @@ func flock(f *os.File, how int) error {
 // writes them. The upper directory gets the workspace's permissions, which the
 // overlay shows for /workspace itself.
 func (s *Sandbox) makeState(perm os.FileMode) error {
+	if err := s.ensureState(); err != nil {
+		return err
+	}
+	if err := s.stateDir("upper", perm); err != nil {
+		return err
+	}
+	return s.stateDir("work", 0o700)
+}
+
+// ensureState creates the state directory (see makeState) unless it exists. An
+// image root's upper layer shares it (and its size) with the workspace's.
+func (s *Sandbox) ensureState() error {
+	if s.state != "" {
+		return nil
+	}
 	root, err := openStateRoot(unix.LOCK_SH)
 	if err != nil {
 		return err
@@ -110,22 +125,23 @@ func (s *Sandbox) makeState(perm os.FileMode) error {
 			return err
 		}
 	}
-	modes := []struct {
-		path string
-		perm os.FileMode
-	}{{dir, 0o700}, {filepath.Join(dir, "upper"), perm}, {filepath.Join(dir, "work"), 0o700}}
-	for i, m := range modes {
-		if i > 0 {
-			if err := os.Mkdir(m.path, m.perm); err != nil {
-				return fmt.Errorf("create upper layer: %w", err)
-			}
-		}
-		if err := os.Chmod(m.path, m.perm); err != nil {
+	return s.stateDir("", 0o700)
+}
+
+// stateDir makes the directory name of the state directory ("" for itself) with
+// perm, owned by the sandbox's host uid.
+func (s *Sandbox) stateDir(name string, perm os.FileMode) error {
+	p := filepath.Join(s.state, name)
+	if name != "" {
+		if err := os.Mkdir(p, perm); err != nil {
 			return fmt.Errorf("create upper layer: %w", err)
 		}
-		if err := os.Lchown(m.path, s.id.uid, s.id.gid); err != nil {
-			return fmt.Errorf("create upper layer: %w", err)
-		}
+	}
+	if err := os.Chmod(p, perm); err != nil {
+		return fmt.Errorf("create upper layer: %w", err)
+	}
+	if err := os.Lchown(p, s.id.uid, s.id.gid); err != nil {
+		return fmt.Errorf("create upper layer: %w", err)
 	}
 	return nil
 }

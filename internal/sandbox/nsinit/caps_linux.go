@@ -46,8 +46,26 @@ func keptCaps() uint64 {
 	if os.Getuid() == UID {
 		return 0
 	}
-	return 1<<unix.CAP_KILL | 1<<unix.CAP_SETUID | 1<<unix.CAP_SETGID | 1<<unix.CAP_SYS_RESOURCE
+	kept := uint64(1<<unix.CAP_KILL | 1<<unix.CAP_SETUID | 1<<unix.CAP_SETGID | 1<<unix.CAP_SYS_RESOURCE)
+	if buildRoot {
+		kept |= BuildCaps
+	}
+	return kept
 }
+
+// BuildCaps are what the commands of a build sandbox (Image.Build) hold as root
+// of its user namespace: what dpkg, apt and package scripts need to own, chmod
+// and read the files they install and to drop to a package's user (container
+// runtimes' default set, without NET_RAW, MKNOD and AUDIT_WRITE). They count only
+// in that namespace, whose ids are the image's (the foreign range on the host),
+// and the seccomp filter still denies mount, set-ID device nodes and the rest.
+const BuildCaps = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_FOWNER | 1<<unix.CAP_FSETID |
+	1<<unix.CAP_KILL | 1<<unix.CAP_SETGID | 1<<unix.CAP_SETUID | 1<<unix.CAP_SETPCAP |
+	1<<unix.CAP_NET_BIND_SERVICE | 1<<unix.CAP_SYS_CHROOT | 1<<unix.CAP_SETFCAP
+
+// buildRoot is set once, before any command starts, for a build sandbox: its
+// commands run as root with BuildCaps instead of as the sandbox user.
+var buildRoot bool
 
 // commandCred is the identity of the commands the init starts: the sandbox user
 // with no supplementary group, or nil when the init already is that user (an
@@ -55,6 +73,9 @@ func keptCaps() uint64 {
 // commands' reach: the kernel refuses them prlimit, setpriority, sched_setaffinity,
 // ioprio_set, kill and pidfd_send_signal on it, and its /proc files.
 func commandCred() *syscall.Credential {
+	if buildRoot {
+		return &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}}
+	}
 	if os.Getuid() == UID {
 		return nil
 	}
@@ -66,7 +87,7 @@ func commandCred() *syscall.Credential {
 // its executable) see what the command itself will see. The init holds no
 // capability that overrides file permissions by then.
 func asCommandUser(fn func() error) error {
-	if os.Getuid() == UID {
+	if os.Getuid() == UID || buildRoot {
 		return fn()
 	}
 	if err := unix.Setfsgid(GID); err != nil {
@@ -97,6 +118,9 @@ func asCommandUser(fn func() error) error {
 // a command could use and get no_new_privs, and uid 1000 gains none at execve anyway.
 func dropCaps() error {
 	for c := 0; c <= lastCap(); c++ {
+		if buildRoot && BuildCaps&(1<<c) != 0 {
+			continue
+		}
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
 			return atf(err, "drop bounding capability %d", c)
 		}

@@ -35,7 +35,7 @@ func openEgress(n *Network) error {
 // mountTrust writes TrustBundle (the bundle of the root file system at prefix and
 // the sandbox's CA) into the new root and binds it read-only over the root's own
 // bundle, if it has one. A root without a bundle gets just the CA.
-func mountTrust(prefix, caPEM string) error {
+func mountTrust(prefix, caPEM string, rf *rootFiles) error {
 	// Read through an os.Root: a root file system's links resolve inside it, never
 	// to a host file.
 	root, err := os.OpenRoot(prefix + "/")
@@ -55,11 +55,8 @@ func mountTrust(prefix, caPEM string) error {
 	}
 	bundle = append(bundle, caPEM...)
 	dst := base + TrustBundle
-	if err := os.MkdirAll(base+"/etc/agentbox", 0o755); err != nil {
-		return at("mkdir /etc/agentbox", err)
-	}
-	if err := os.WriteFile(dst, bundle, 0o644); err != nil {
-		return at("write "+TrustBundle, err)
+	if err := rf.put(TrustBundle, bundle); err != nil {
+		return err
 	}
 	for _, p := range systemBundles {
 		fi, err := os.Lstat(base + p)

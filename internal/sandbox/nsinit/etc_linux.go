@@ -1,17 +1,21 @@
 package nsinit
 
-import "os"
-
 // mountEtc writes the generated /etc into the new root and mirrors the few host
-// entries listed in etcHost from the root file system at prefix.
-func mountEtc(prefix string) error {
-	if err := os.MkdirAll(base+"/etc", 0o755); err != nil {
-		return at("mkdir /etc", err)
-	}
+// entries listed in etcHost from the root file system at prefix. Over an image
+// (rf.image) the image's /etc stays, with the generated files bound over it; a
+// build (keepUsers) keeps the image's own passwd and group, which its packages
+// need.
+func mountEtc(prefix string, rf *rootFiles, keepUsers bool) error {
 	for name, content := range etcFiles {
-		if err := os.WriteFile(base+"/etc/"+name, []byte(content), 0o644); err != nil {
-			return atf(err, "write /etc/%s", name)
+		if keepUsers && (name == "passwd" || name == "group") {
+			continue
 		}
+		if err := rf.put("/etc/"+name, []byte(content)); err != nil {
+			return err
+		}
+	}
+	if rf.image {
+		return nil
 	}
 	for _, name := range etcHost {
 		if err := mirror(prefix+"/etc/"+name, base+"/etc/"+name, "/etc/"+name); err != nil {

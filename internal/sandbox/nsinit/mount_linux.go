@@ -148,16 +148,19 @@ func mountTmp(name string, size int64, flags uintptr, opts string) error {
 	return atf(unix.Mount("tmpfs", dst, "tmpfs", flags, data), "mount %s", name)
 }
 
-// buildRoot builds the new root under base and pivots into it. The order matters:
+// mountRoot builds the new root under base and pivots into it. The order matters:
 // /dev before /proc (the /proc masks bind /dev/null), staging last. btime is the
 // sandbox's boot time (see newTimeNamespace).
-func buildRoot(s *Spec, st *status, btime int64) error {
+func mountRoot(s *Spec, st *status, btime int64) error {
 	// Nothing we mount may propagate to the host, and nothing the host mounts later
 	// may propagate in.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return at("make / rprivate", err)
 	}
 	srcs := []*Source{&s.RootFS, &s.Workspace.Lower, &s.Workspace.State}
+	if s.Image != nil {
+		srcs = append(srcs, &s.Image.Layers, &s.Image.State)
+	}
 	for i := range s.Mounts {
 		srcs = append(srcs, &s.Mounts[i].Source)
 	}
@@ -169,8 +172,32 @@ func buildRoot(s *Spec, st *status, btime int64) error {
 	if err := unix.Mount("tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=4m,nr_inodes=4096"); err != nil {
 		return at("mount root tmpfs", err)
 	}
+	rf := &rootFiles{image: s.Image != nil}
 	prefix := ""
-	if !s.RootFS.IsZero() {
+	switch {
+	case s.Image != nil:
+		if err := mountImage(s.Image); err != nil {
+			return err
+		}
+		prefix = base
+		// The init's own mount points, made real directories before anything
+		// is mounted on them.
+		for _, d := range []string{stage, "/etc", "/dev", "/proc", "/tmp", "/workspace"} {
+			if err := ensureDir(d); err != nil {
+				return err
+			}
+		}
+		for _, m := range s.Mounts {
+			if err := ensureDir(m.Target); err != nil {
+				return err
+			}
+		}
+		dirs, err := imageDirs()
+		if err != nil {
+			return err
+		}
+		s.Landlock.ReadWrite = append(s.Landlock.ReadWrite, dirs...)
+	case !s.RootFS.IsZero():
 		prefix = stage + "/rootfs"
 		if err := os.MkdirAll(prefix, 0o700); err != nil {
 			return at("mkdir stage", err)
@@ -179,14 +206,16 @@ func buildRoot(s *Spec, st *status, btime int64) error {
 			return at("attach rootfs", err)
 		}
 	}
-	if err := mountSystem(prefix); err != nil {
-		return err
+	if s.Image == nil {
+		if err := mountSystem(prefix); err != nil {
+			return err
+		}
 	}
-	if err := mountEtc(prefix); err != nil {
+	if err := mountEtc(prefix, rf, s.Image != nil && s.Image.Build); err != nil {
 		return err
 	}
 	if s.Network != nil {
-		if err := mountTrust(prefix, s.Network.CACert); err != nil {
+		if err := mountTrust(prefix, s.Network.CACert, rf); err != nil {
 			return err
 		}
 	}
@@ -211,7 +240,7 @@ func buildRoot(s *Spec, st *status, btime int64) error {
 		return err
 	}
 	st.mark("mount-workspace")
-	if err := pivot(); err != nil {
+	if err := pivot(s.Image == nil); err != nil {
 		return err
 	}
 	st.mark("pivot")
@@ -243,8 +272,10 @@ func unstage() error {
 
 // pivot makes base the root and detaches the host's root. pivot_root(".", ".")
 // stacks the old root on top of the new one at "."; unmounting "." then removes it
-// without needing a directory for it (runc does the same).
-func pivot() error {
+// without needing a directory for it (runc does the same). A root tmpfs is made
+// read-only (readOnly); an image's overlay stays writable: its writes land in
+// the private upper layer.
+func pivot(readOnly bool) error {
 	if err := unix.Chdir(base); err != nil {
 		return at("chdir new root", err)
 	}
@@ -256,6 +287,9 @@ func pivot() error {
 	}
 	if err := unix.Chdir("/"); err != nil {
 		return at("chdir /", err)
+	}
+	if !readOnly {
+		return nil
 	}
 	return at("make / read-only", setattr("/", unix.MOUNT_ATTR_RDONLY, false))
 }

@@ -114,7 +114,8 @@ func setup(s *Spec, st *status) error {
 		return err
 	}
 	ignoreSignals()
-	if err := buildRoot(s, st, btime); err != nil {
+	buildRoot = s.Image != nil && s.Image.Build
+	if err := mountRoot(s, st, btime); err != nil {
 		return err
 	}
 	if err := setHostname(); err != nil {

@@ -57,6 +57,9 @@ type Spec struct {
 	// RootFS is where /usr, /bin, /lib… and the host files of /etc come from. An
 	// empty Source means the host's own root.
 	RootFS Source `json:"rootfs"`
+	// Image, when set, is the root file system: an overlay of an image's layers
+	// in place of RootFS and the host's system directories (see Image).
+	Image *Image `json:"image,omitempty"`
 	// Workspace is what appears at /workspace.
 	Workspace Workspace `json:"workspace"`
 	// Mounts are host directories shown elsewhere, mounted after the workspace.
@@ -87,6 +90,30 @@ type Source struct {
 
 // IsZero reports whether s names nothing.
 func (s Source) IsZero() bool { return s.Path == "" && s.FD < 3 }
+
+// Image is a root file system made of read-only layers and a private upper layer.
+// The init mounts one overlay ("lowerdir+" per layer, "userxattr") as the new root
+// and mounts its own /etc files, /dev, /proc, /tmp and /workspace on top; the
+// root stays writable (writes land in the upper layer), and Landlock lets the
+// commands write the image's top-level directories.
+type Image struct {
+	// Layers is the tree that holds every layer: a detached, read-only mount the
+	// host made (idmapped so that the image's user is the sandbox user).
+	Layers Source `json:"layers"`
+	// Lowers are the layers, top first, as paths relative to Layers.
+	Lowers []string `json:"lowers"`
+	// State holds the overlay's upper and work directories, named by Upper and
+	// Work (relative paths), empty and on one file system.
+	State Source `json:"state"`
+	Upper string `json:"upper"`
+	Work  string `json:"work"`
+	// Build runs the commands as root of the sandbox's user namespace, which maps
+	// a whole range of ids, with the capabilities of BuildCaps, and keeps the
+	// image's own users and groups (a build step installs packages); otherwise
+	// the commands are the sandbox user and /etc/passwd and /etc/group are the
+	// generated ones.
+	Build bool `json:"build,omitempty"`
+}
 
 // WorkspaceMode says how /workspace is built.
 type WorkspaceMode string

@@ -1,0 +1,174 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/agentbox/agentbox/internal/egress"
+	"github.com/agentbox/agentbox/internal/image"
+	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
+)
+
+// buildPath is a build step's PATH when the image's config sets none.
+const buildPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// RunStep runs step on root with upper and work as its overlay's upper and work
+// directories (see BuildRunner and image.Runner).
+func (r *BuildRunner) RunStep(ctx context.Context, root image.Root, step image.Step, upper, work string) error {
+	argv := step.Argv()
+	switch {
+	case len(argv) == 0:
+		return fmt.Errorf("build sandbox: step %s runs no command", step)
+	case root.Host:
+		return fmt.Errorf("build sandbox: step %s: a base of the host's system directories cannot be mounted yet; use a Debian suite or an image as the base", step)
+	case len(root.Layers) == 0:
+		return fmt.Errorf("build sandbox: step %s has no base layers", step)
+	}
+	env := root.Env
+	if !hasVar(env, "PATH") {
+		env = append(append([]string(nil), env...), buildPath)
+	}
+	if !hasVar(env, "HOME") {
+		env = append(env, "HOME=/root")
+	}
+	dir := root.WorkingDir
+	if dir == "" {
+		dir = "/"
+	}
+	cfg := Config{Argv: argv, Env: env, Dir: dir, Memory: r.Memory, Pids: r.Pids, CPUs: r.CPUs, TmpSize: r.TmpSize,
+		build: &buildRoot{layers: root.Layers, upper: upper, work: work}}
+	if preset := step.Egress(); preset != "" {
+		proxy, err := egress.NewProxy(egress.Config{Policy: egress.Policy{Allow: []string{"preset:" + preset}}, UpstreamRoots: r.UpstreamRoots})
+		if err != nil {
+			return fmt.Errorf("build sandbox: egress %s: %w", preset, err)
+		}
+		defer proxy.Close()
+		cfg.Network = &Network{Proxy: proxy}
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	tail := &tailBuffer{max: 4 << 10}
+	var out io.Writer = tail
+	if r.Output != nil {
+		out = io.MultiWriter(r.Output, tail)
+	}
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(out, pr)
+		pr.Close()
+		close(copied)
+	}()
+	sb, err := Start(cfg, Stdio{Stdout: pw, Stderr: pw})
+	pw.Close()
+	if err != nil {
+		<-copied
+		return fmt.Errorf("build sandbox: %w", err)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = sb.Kill() })
+	exit, werr := sb.Wait()
+	stop()
+	_, derr := sb.Destroy()
+	<-copied
+	switch {
+	case werr != nil:
+		return fmt.Errorf("build sandbox: %w", werr)
+	case derr != nil:
+		return fmt.Errorf("build sandbox: %w", derr)
+	case ctx.Err() != nil:
+		return fmt.Errorf("step %s: %w", step, ctx.Err())
+	case exit.SetupErr != nil:
+		return fmt.Errorf("step %s: %w", step, exit.SetupErr)
+	case exit.ExitCode != 0:
+		return fmt.Errorf("step %s failed (exit %d, signal %d): %s", step, exit.ExitCode, exit.Signal, strings.TrimSpace(tail.String()))
+	}
+	return nil
+}
+
+// hasVar reports whether env sets name.
+func hasVar(env []string, name string) bool {
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k == name {
+			return true
+		}
+	}
+	return false
+}
+
+// buildIdentity is every build sandbox's: its namespace maps 0..IDCount-1 to
+// the image ids IDBase.., the init and the command are both root of it. No
+// reservation: the foreign range is nobody's on the host.
+func buildIdentity() *identity {
+	return &identity{uid: image.IDBase, gid: image.IDBase, initUID: image.IDBase, initGID: image.IDBase, root: true, build: true}
+}
+
+// prepareBuild passes the init a build sandbox's root: the common directory of
+// the step's layers as one detached read-only tree (not idmapped: the sandbox's
+// namespace maps the image's ids as they are stored), and the directory holding
+// upper and work.
+func (s *Sandbox) prepareBuild(add func(*os.File) int) (*nsinit.Image, error) {
+	b := s.cfg.build
+	if os.Geteuid() != 0 {
+		return nil, &MissingError{Mechanism: "build sandbox", Err: errors.New("needs agentbox to run as root")}
+	}
+	if filepath.Dir(b.upper) != filepath.Dir(b.work) {
+		return nil, fmt.Errorf("build sandbox: upper %s and work %s are not in one directory", b.upper, b.work)
+	}
+	dirs := make([]string, len(b.layers))
+	for i, l := range b.layers {
+		if !filepath.IsAbs(l) {
+			return nil, fmt.Errorf("build sandbox: layer %s is not an absolute path", l)
+		}
+		dirs[i] = filepath.Clean(l)
+	}
+	parent := commonDir(dirs)
+	tree, err := layerTree(parent, nil)
+	if err != nil {
+		return nil, &MissingError{Mechanism: "detached mounts", Err: err}
+	}
+	img := &nsinit.Image{Layers: nsinit.Source{FD: add(tree)}, Upper: filepath.Base(b.upper), Work: filepath.Base(b.work), Build: true}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		rel, err := filepath.Rel(parent, dirs[i])
+		if err != nil {
+			return nil, err
+		}
+		img.Lowers = append(img.Lowers, rel)
+	}
+	state, err := detachedTree(filepath.Dir(b.upper), nil)
+	if err != nil {
+		return nil, &MissingError{Mechanism: "detached mounts", Err: err}
+	}
+	img.State = nsinit.Source{FD: add(state)}
+	return img, nil
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   bytes.Buffer
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b.Write(p)
+	if over := t.b.Len() - t.max; over > 0 {
+		t.b.Next(over)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.b.String()
+}

@@ -1,0 +1,317 @@
+package sandbox
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/internal/image"
+	"github.com/agentbox/agentbox/internal/testenv"
+)
+
+// imageProbeEnv makes the test binary, copied into a test image as /bin/probe,
+// run imageProbe instead of the tests.
+const imageProbeEnv = "AGENTBOX_IMAGE_PROBE"
+
+// imageProbe runs each argument "op:path[:arg]" inside a sandbox and prints one
+// line per op: "op path: ok" or the error (or what it read).
+func imageProbe(ops []string) int {
+	for _, op := range ops {
+		f := strings.SplitN(op, ":", 3)
+		for len(f) < 3 {
+			f = append(f, "")
+		}
+		var out string
+		var err error
+		switch p, arg := f[1], f[2]; f[0] {
+		case "read":
+			var b []byte
+			b, err = os.ReadFile(p)
+			out = string(b)
+		case "write":
+			err = os.WriteFile(p, []byte(arg), 0o644)
+		case "append":
+			var fh *os.File
+			if fh, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+				_, err = fh.WriteString(arg)
+				fh.Close()
+			}
+		case "chmod":
+			err = os.Chmod(p, 0o777)
+		case "xattr":
+			err = unix.Setxattr(p, "user.probe", []byte(arg), 0)
+		case "rename":
+			err = os.Rename(p, arg)
+		case "remove":
+			err = os.Remove(p)
+		case "mkdir":
+			err = os.Mkdir(p, 0o755)
+		case "stat":
+			var st unix.Stat_t
+			if err = unix.Lstat(p, &st); err == nil {
+				out = fmt.Sprintf("uid=%d mode=%o", st.Uid, st.Mode&0o7777)
+			}
+		case "id":
+			out = fmt.Sprintf("uid=%d euid=%d gid=%d egid=%d", os.Getuid(), os.Geteuid(), os.Getgid(), os.Getegid())
+		case "env":
+			out = os.Getenv(p)
+		case "cwd":
+			out, err = os.Getwd()
+		case "exec":
+			// Run p (set-ID in the image) as a probe of its own ids.
+			err = syscall.Exec(p, []string{p, "id:"}, os.Environ())
+		}
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			out = "error: " + errno.Error()
+		} else if err != nil {
+			out = "error: " + err.Error()
+		} else if out == "" {
+			out = "ok"
+		}
+		fmt.Printf("%s %s: %s\n", f[0], f[1], out)
+	}
+	return 0
+}
+
+// testFile is one entry of a test image layer.
+type testFile struct {
+	name    string
+	mode    int64
+	uid     int
+	content string
+	dir     bool
+}
+
+// probeContent as a testFile's content stands for the probe binary.
+const probeContent = "\x00probe"
+
+// testImage imports an image of layers (bottom first) with cfg into a new store
+// and opens it; the probe binary is /bin/probe of the first layer.
+func testImage(t *testing.T, cfg v1.Config, layers ...[]testFile) (*image.Store, *image.Image) {
+	t.Helper()
+	testenv.RequireRoot(t)
+	probe, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers[0] = append([]testFile{{name: "bin/", dir: true}, {name: "bin/probe", mode: 0o755, content: string(probe)}}, layers[0]...)
+	img := empty.Image
+	for _, l := range layers {
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		for _, f := range l {
+			if f.content == probeContent {
+				f.content = string(probe)
+			}
+			h := &tar.Header{Name: f.name, Mode: f.mode, Uid: f.uid, Gid: f.uid, Typeflag: tar.TypeReg, Size: int64(len(f.content))}
+			if f.dir {
+				h.Typeflag, h.Size, h.Mode = tar.TypeDir, 0, 0o755
+			}
+			if h.Mode == 0 {
+				h.Mode = 0o644
+			}
+			if err := tw.WriteHeader(h); err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(tw, f.content)
+		}
+		tw.Close()
+		b := buf.Bytes()
+		layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img, err = mutate.AppendLayers(img, layer); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg.Env = append([]string{imageProbeEnv + "=1"}, cfg.Env...)
+	img, err = mutate.Config(img, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(t.TempDir(), "image.tar")
+	if err := tarball.WriteToFile(archive, name.MustParseReference("agentbox.test/image:latest"), img); err != nil {
+		t.Fatal(err)
+	}
+	s, err := image.OpenStore(t.TempDir(), image.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Import(t.Context(), "docker-archive:"+archive, image.ImportOptions{Name: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	im, err := s.Open("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { im.Close() })
+	return s, im
+}
+
+// probeIn runs /bin/probe with ops in a sandbox on im and returns its lines by
+// "op path".
+func probeIn(t *testing.T, cfg Config, ops ...string) map[string]string {
+	t.Helper()
+	cfg.Argv = append([]string{"/bin/probe"}, ops...)
+	r := runIn(t, cfg)
+	if r.exit.ExitCode != 0 {
+		t.Fatalf("probe: %+v: %s %s", r.exit, r.stdout, r.stderr)
+	}
+	return probeLines(r.stdout)
+}
+
+func probeLines(out string) map[string]string {
+	m := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		k, v, _ := strings.Cut(l, ": ")
+		m[k] = v
+	}
+	return m
+}
+
+// layerDigest hashes a layer directory: paths, modes, owners, contents and
+// user xattrs.
+func layerDigest(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %o %d %d %d\n", p, st.Mode, st.Uid, st.Gid, st.Size)
+		if d.Type().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h.Write(b)
+		}
+		buf := make([]byte, 4096)
+		if n, err := unix.Llistxattr(p, buf); err == nil {
+			names := strings.Split(string(buf[:n]), "\x00")
+			sort.Strings(names)
+			fmt.Fprintf(h, "%q\n", names)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// sharedFiles is an image with files the sandbox will try to change.
+var sharedFiles = []testFile{
+	{name: "opt/", dir: true},
+	{name: "opt/shared/", dir: true},
+	{name: "opt/shared/file", content: "original"},
+	{name: "opt/shared/chmod", content: "c"},
+	{name: "opt/shared/xattr", content: "x"},
+	{name: "opt/shared/rename", content: "r"},
+	{name: "opt/shared/remove", content: "d"},
+	{name: "opt/other", content: "another user's", uid: 1234},
+	{name: "bin/suid", mode: 0o4755, content: probeContent},
+}
+
+// TestImageRoot: a sandbox on an image sees the image's files, not the host's
+// system directories; its environment and working directory come from the
+// image's config; the image's user is the sandbox user.
+func TestImageRoot(t *testing.T) {
+	_, im := testImage(t, v1.Config{Env: []string{"FROM_IMAGE=yes"}, WorkingDir: "/opt/shared"}, sharedFiles)
+	got := probeIn(t, Config{Image: im}, "read:/opt/shared/file", "env:FROM_IMAGE", "cwd:", "id:",
+		"stat:/opt/shared/file", "stat:/opt/other", "stat:/usr/bin/sh", "stat:/etc/ssl/certs", "read:/etc/hostname", "stat:/workspace")
+	for k, want := range map[string]string{
+		"read /opt/shared/file": "original",
+		"env FROM_IMAGE":        "yes",
+		"cwd ":                  "/opt/shared",
+		"id ":                   "uid=1000 euid=1000 gid=1000 egid=1000",
+		"stat /opt/shared/file": "uid=1000 mode=644",
+		"stat /opt/other":       "uid=65534 mode=644",
+		// Host files the image does not have are not there.
+		"stat /usr/bin/sh":    "error: no such file or directory",
+		"stat /etc/ssl/certs": "error: no such file or directory",
+		"read /etc/hostname":  "agentbox",
+		"stat /workspace":     "uid=1000 mode=755",
+	} {
+		if got[k] != want {
+			t.Errorf("%s: %q, want %q", k, got[k], want)
+		}
+	}
+}
+
+// TestImageLayerUnwritable is the attacker's test of the shared layers: every
+// way of changing a file of the image (write, append, chmod, xattr, rename,
+// remove, a new file) lands in the sandbox's private upper layer; the layer
+// directory is bit for bit what it was, another image user's file stays
+// unwritable, and a set-ID file of the image gives no privilege.
+func TestImageLayerUnwritable(t *testing.T) {
+	_, im := testImage(t, v1.Config{}, sharedFiles)
+	before := layerDigest(t, im.Layers[0].Dir)
+	got := probeIn(t, Config{Image: im},
+		"write:/opt/shared/file:changed", "read:/opt/shared/file",
+		"chmod:/opt/shared/chmod", "stat:/opt/shared/chmod",
+		"xattr:/opt/shared/xattr:v",
+		"rename:/opt/shared/rename:/opt/shared/renamed",
+		"remove:/opt/shared/remove", "stat:/opt/shared/remove",
+		"write:/opt/shared/new:new", "mkdir:/opt/newdir",
+		"append:/opt/other:x",
+		"stat:/bin/suid", "exec:/bin/suid")
+	for k, want := range map[string]string{
+		"write /opt/shared/file":    "ok",
+		"read /opt/shared/file":     "changed",
+		"chmod /opt/shared/chmod":   "ok",
+		"stat /opt/shared/chmod":    "uid=1000 mode=777",
+		"xattr /opt/shared/xattr":   "ok",
+		"rename /opt/shared/rename": "ok",
+		"remove /opt/shared/remove": "ok",
+		"stat /opt/shared/remove":   "error: no such file or directory",
+		"write /opt/shared/new":     "ok",
+		"mkdir /opt/newdir":         "ok",
+		"append /opt/other":         "error: permission denied",
+		// Unpacking cleared the bit; nosuid would ignore it anyway.
+		"stat /bin/suid": "uid=1000 mode=755",
+		"id ":            "uid=1000 euid=1000 gid=1000 egid=1000",
+	} {
+		if got[k] != want {
+			t.Errorf("%s: %q, want %q", k, got[k], want)
+		}
+	}
+	if after := layerDigest(t, im.Layers[0].Dir); after != before {
+		t.Error("the sandbox changed a shared layer directory")
+	}
+	// A second sandbox on the image sees none of the first one's writes.
+	got = probeIn(t, Config{Image: im}, "read:/opt/shared/file", "stat:/opt/shared/new", "stat:/opt/shared/remove", "stat:/opt/shared/chmod")
+	for k, want := range map[string]string{
+		"read /opt/shared/file":   "original",
+		"stat /opt/shared/new":    "error: no such file or directory",
+		"stat /opt/shared/remove": "uid=1000 mode=644",
+		"stat /opt/shared/chmod":  "uid=1000 mode=644",
+	} {
+		if got[k] != want {
+			t.Errorf("second sandbox: %s: %q, want %q", k, got[k], want)
+		}
+	}
+}
