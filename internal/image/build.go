@@ -239,6 +239,10 @@ func (b *builder) runLayer(ctx context.Context, st Step) (LayerInfo, error) {
 		return LayerInfo{}, err
 	}
 	defer os.RemoveAll(tmp)
+	// The build sandbox's init (IDBase on the host) walks down to upper and work.
+	if err := os.Chmod(tmp, 0o711); err != nil {
+		return LayerInfo{}, err
+	}
 	upper, work := filepath.Join(tmp, "upper"), filepath.Join(tmp, "work")
 	for _, d := range []string{upper, work} {
 		if err := os.Mkdir(d, 0o755); err != nil {

@@ -7,7 +7,8 @@ import "context"
 //
 // The sandbox's root is Root's layers (read-only, bottom first; over the host's
 // system directories if Root.Host) with upper as overlayfs's upper directory and
-// work as its work directory (both empty, on one file system). Its processes run
+// work as its work directory (both empty, owned by IDBase, in one directory the
+// sandbox's init can walk into, on one file system). Its processes run
 // as root of a user namespace mapping 0..65535 to IDBase.., so what they write
 // lands in upper owned as layer files are, and its overlay uses "userxattr", so
 // upper holds whiteouts and opaque marks in the form layers do (two build

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"crypto/x509"
 	"io"
+	"net/netip"
 )
 
 // BuildRunner runs the build steps of package image that run commands (apt,
@@ -34,6 +35,9 @@ type BuildRunner struct {
 	// UpstreamRoots verify the registries' certificates behind the egress proxy;
 	// nil: the system roots.
 	UpstreamRoots *x509.CertPool
+	// AllowPrivate opens these special-purpose address ranges to the preset's
+	// names (egress.Policy.AllowPrivate): a mirror of the registry on the LAN.
+	AllowPrivate []netip.Prefix
 }
 
 // buildRoot is a build sandbox's root file system (see BuildRunner).

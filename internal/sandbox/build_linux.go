@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -45,7 +46,10 @@ func (r *BuildRunner) RunStep(ctx context.Context, root image.Root, step image.S
 	cfg := Config{Argv: argv, Env: env, Dir: dir, Memory: r.Memory, Pids: r.Pids, CPUs: r.CPUs, TmpSize: r.TmpSize,
 		build: &buildRoot{layers: root.Layers, upper: upper, work: work}}
 	if preset := step.Egress(); preset != "" {
-		proxy, err := egress.NewProxy(egress.Config{Policy: egress.Policy{Allow: []string{"preset:" + preset}}, UpstreamRoots: r.UpstreamRoots})
+		proxy, err := egress.NewProxy(egress.Config{
+			Policy:        egress.Policy{Allow: []string{"preset:" + preset}, AllowPrivate: r.AllowPrivate},
+			UpstreamRoots: r.UpstreamRoots,
+		})
 		if err != nil {
 			return fmt.Errorf("build sandbox: egress %s: %w", preset, err)
 		}
@@ -78,6 +82,9 @@ func (r *BuildRunner) RunStep(ctx context.Context, root image.Root, step image.S
 	stop()
 	_, derr := sb.Destroy()
 	<-copied
+	if derr == nil {
+		derr = dropMountpoints(upper, root.Layers)
+	}
 	switch {
 	case werr != nil:
 		return fmt.Errorf("build sandbox: %w", werr)
@@ -89,6 +96,47 @@ func (r *BuildRunner) RunStep(ctx context.Context, root image.Root, step image.S
 		return fmt.Errorf("step %s: %w", step, exit.SetupErr)
 	case exit.ExitCode != 0:
 		return fmt.Errorf("step %s failed (exit %d, signal %d): %s", step, exit.ExitCode, exit.Signal, strings.TrimSpace(tail.String()))
+	}
+	return nil
+}
+
+// initMountpoints are what a build sandbox's init may create in its root to
+// mount on (nsinit's ensureDir and ensureFile), files before their directories.
+var initMountpoints = []string{
+	"etc/hosts", "etc/hostname", "etc/resolv.conf", "etc/nsswitch.conf",
+	strings.TrimPrefix(nsinit.TrustBundle, "/"), path.Dir(strings.TrimPrefix(nsinit.TrustBundle, "/")),
+	"dev", "proc", "tmp", "workspace",
+}
+
+// dropMountpoints removes from a build step's upper layer the mount points its
+// init created there (an empty file or directory no lower layer has), so that
+// the step's layer holds only what the step wrote. Nothing the step wrote can
+// be among them: each was covered by a mount while the step ran.
+func dropMountpoints(upper string, layers []string) error {
+next:
+	for _, rel := range initMountpoints {
+		p := filepath.Join(upper, rel)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		switch {
+		case fi.Mode().IsRegular() && fi.Size() == 0:
+		case fi.IsDir():
+			if ents, err := os.ReadDir(p); err != nil || len(ents) > 0 {
+				continue
+			}
+		default:
+			continue
+		}
+		for _, l := range layers {
+			if _, err := os.Lstat(filepath.Join(l, rel)); err == nil {
+				continue next
+			}
+		}
+		if err := os.Remove(p); err != nil {
+			return fmt.Errorf("build sandbox: remove mount point /%s: %w", rel, err)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,99 @@
+package sandbox
+
+import (
+	"bytes"
+	"os"
+	"net"
+	"net/netip"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/egress"
+	"github.com/agentbox/agentbox/internal/image"
+	"github.com/agentbox/agentbox/internal/testenv"
+)
+
+// TestBuildRunnerDebian builds a spec in build sandboxes, for real: a Debian
+// base bootstrapped from Debian's archive, an apt step that installs a package
+// through the egress proxy's "debian" preset, and a run step, which runs as
+// root of the build namespace and has no network. A sandbox on the result runs
+// the installed program as the sandbox user.
+func TestBuildRunnerDebian(t *testing.T) {
+	if testing.Short() {
+		t.Skip("bootstraps Debian and installs a package from the network (minutes)")
+	}
+	testenv.RequireRoot(t)
+	_, err := exec.LookPath("mmdebstrap")
+	testenv.Require(t, err == nil, "mmdebstrap (apt-get install mmdebstrap)")
+	s, err := image.OpenStore(t.TempDir(), image.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := image.ParseSpec([]byte(`
+base:
+  debian: {suite: bookworm, variant: apt}
+steps:
+  - apt: [hello]
+  - run: |
+      id -u > /opt/built-by
+      hello > /opt/greeting
+      if getent hosts deb.debian.org || (exec 3<>/dev/tcp/127.0.0.1/3128) 2>/dev/null; then echo network; fi > /opt/network
+env: {LANG: C.UTF-8}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	start := time.Now()
+	rec, err := s.Build(t.Context(), spec, image.BuildOptions{Name: "hello", Runner: &BuildRunner{Output: &log, AllowPrivate: mirrorPrefixes(t, "deb.debian.org")}, Log: &log})
+	if err != nil {
+		t.Fatalf("build: %v\n%s", err, log.String())
+	}
+	t.Logf("built in %v", time.Since(start).Round(time.Second))
+	var hello string
+	for _, p := range rec.Packages {
+		if p.Name == "hello" {
+			hello = p.Version
+		}
+	}
+	if hello == "" {
+		t.Errorf("the image's packages do not list hello: %v", rec.Packages)
+	}
+	im, err := s.Open("hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Close()
+	r := runIn(t, Config{Image: im, Argv: []string{"sh", "-c", "hello; cat /opt/built-by /opt/greeting /opt/network; id -u"}})
+	want := "Hello, world!\n0\nHello, world!\n1000\n"
+	if r.exit.ExitCode != 0 || r.stdout != want {
+		t.Errorf("in the built image: exit %+v, stdout %q, want %q; stderr %s", r.exit.ExitCode, r.stdout, want, r.stderr)
+	}
+	// The init's mount points are not part of the steps' layers.
+	for _, l := range im.Layers[1:] {
+		for _, p := range []string{"workspace", "dev", "etc/agentbox"} {
+			if _, err := os.Lstat(l.Dir + "/" + p); err == nil {
+				t.Errorf("layer %s holds the init's /%s", l.DiffID, p)
+			}
+		}
+	}
+}
+
+// mirrorPrefixes returns the special-purpose addresses (egress.CheckAddr) host
+// resolves to here, as the prefixes that open them: a test machine may reach
+// Debian's archive through a mirror on such an address.
+func mirrorPrefixes(t *testing.T, host string) []netip.Prefix {
+	t.Helper()
+	addrs, err := net.DefaultResolver.LookupNetIP(t.Context(), "ip", host)
+	if err != nil {
+		t.Fatalf("resolve %s: %v", host, err)
+	}
+	var out []netip.Prefix
+	for _, a := range addrs {
+		if a = a.Unmap(); egress.CheckAddr(a, nil) != nil && !a.IsLoopback() {
+			out = append(out, netip.PrefixFrom(a, a.BitLen()))
+		}
+	}
+	return out
+}
