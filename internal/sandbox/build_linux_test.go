@@ -2,9 +2,9 @@ package sandbox
 
 import (
 	"bytes"
-	"os"
 	"net"
 	"net/netip"
+	"os"
 	"os/exec"
 	"testing"
 	"time"
