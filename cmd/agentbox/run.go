@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentbox/agentbox/internal/config"
 	"github.com/agentbox/agentbox/internal/runner"
 	"github.com/agentbox/agentbox/internal/sandbox"
 )
@@ -23,6 +24,9 @@ type runOptions struct {
 	isolation string
 	json      bool
 	net       networkFlags
+	template  string
+	image     string
+	stateDir  string
 }
 
 func runCmd() *cobra.Command {
@@ -103,6 +107,9 @@ this run and trusted inside).`,
 	f.BoolVar(&o.json, "json", false, "print one JSON object describing the run instead of streaming output")
 	f.BoolVar(&o.spec.Sandbox.WriteWorkspace, "write", false, "bind the workspace read-write instead of copy-on-write (namespace isolation)")
 	f.StringVar(&o.spec.Sandbox.RootFS, "rootfs", "", "system tree to use instead of the host's /usr, /bin, /lib (namespace isolation)")
+	f.StringVar(&o.template, "template", "", "run on the template NAME (an image built with agentbox template build) as the root file system instead of the host's system directories (namespace isolation, as root)")
+	f.StringVar(&o.image, "image", "", "run on the image REF (a name or an id in the image store) as the root file system (namespace isolation, as root)")
+	f.StringVar(&o.stateDir, "state-dir", config.DefaultStateDir(), "agentbox's state directory, whose images/ is the image store")
 	f.StringArrayVar(&o.mounts, "mount", nil, "HOST:PATH[:MODE] shows the host directory HOST at PATH (outside /workspace, /tmp and the system directories); MODE ro (default), rw (writes reach HOST) or cow (writes go to a private layer that ends with the run); repeatable (namespace isolation)")
 	f.StringVar(&o.spec.Sandbox.DiffOut, "diff-out", "", "write the workspace changes as a unified diff to this file; what it cannot carry is named on '# agentbox:' lines (namespace isolation)")
 	f.Var(sizeValue{&o.spec.Sandbox.TmpSize}, "tmp-size", "size of the sandbox's /tmp (namespace isolation; default 256M)")
@@ -136,6 +143,17 @@ func (o *runOptions) validate() error {
 func runMain(ctx context.Context, o *runOptions) error {
 	if err := o.validate(); err != nil {
 		return err
+	}
+	im, err := openImage(o.stateDir, o.template, o.image)
+	if err != nil {
+		return err
+	}
+	if im != nil {
+		defer im.Close()
+		o.spec.Sandbox.Image = im
+		if err := o.spec.Validate(); err != nil {
+			return err
+		}
 	}
 	switch o.stdin {
 	case "":

@@ -72,6 +72,10 @@ func OpenStore(dir string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// StoreDir is where agentbox keeps its image store under its state directory
+// (config.DefaultStateDir, or the daemon's state_dir).
+func StoreDir(stateDir string) string { return filepath.Join(stateDir, "images") }
+
 // LayersDir is the directory holding every layer: the one tree a sandbox's init
 // mounts (idmapped) to reach the layers of its image (see Image.LowerDirs).
 func (s *Store) LayersDir() string { return filepath.Join(s.dir, "layers") }

@@ -56,13 +56,21 @@ func startNamespace(s Spec, io stdio, _ *Result) (_ child, err error) {
 		}()
 		env = append(slices.Clip(env), placeholders(n)...)
 	}
+	dir := path.Join(sandbox.DefaultDir, s.Cwd)
+	if im := s.Sandbox.Image; im != nil {
+		env = append(slices.Clip(im.Config.Env), env...)
+		if s.Cwd == "" && im.Config.WorkingDir != "" {
+			dir = im.Config.WorkingDir
+		}
+	}
 	cfg := sandbox.Config{
 		Argv:           s.Argv,
 		Env:            DefaultEnv(SandboxHome, SandboxHome, env...),
-		Dir:            path.Join(sandbox.DefaultDir, s.Cwd),
+		Dir:            dir,
 		WorkspaceWrite: s.Sandbox.WriteWorkspace,
 		WorkspaceSize:  s.Sandbox.WorkspaceSize,
 		RootFS:         s.Sandbox.RootFS,
+		Image:          s.Sandbox.Image,
 		Mounts:         s.Sandbox.Mounts,
 		TmpSize:        s.Sandbox.TmpSize,
 		Memory:         s.Limits.Memory,

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/egress"
+	"github.com/agentbox/agentbox/internal/image"
 	"github.com/agentbox/agentbox/internal/sandbox"
 )
 
@@ -121,6 +122,11 @@ type SandboxOptions struct {
 	WriteWorkspace bool
 	// RootFS replaces the host's system directories with this tree.
 	RootFS string
+	// Image, when set, is the sandbox's root file system (sandbox.Config.Image):
+	// opened by the caller and kept open until Run returns. Its config's Env
+	// comes between the defaults and Env, its working directory is the default
+	// when Cwd is empty.
+	Image *image.Image
 	// TmpSize bounds the sandbox's /tmp (default 256 MiB).
 	TmpSize int64
 	// WorkspaceSize bounds what the command can write to the copy-on-write
@@ -236,8 +242,8 @@ func (s *Spec) Validate() error {
 		return invalid("isolation %q: use process or namespace", s.Isolation)
 	}
 	if s.Isolation == IsolationProcess {
-		if s.Sandbox.WriteWorkspace || s.Sandbox.RootFS != "" || s.Sandbox.DiffOut != "" || s.Sandbox.WorkspaceSize != 0 || l.CPUs != 0 || len(s.Sandbox.Mounts) > 0 {
-			return invalid("--write, --rootfs, --diff-out, --workspace-size, --mount and --cpus need --isolation namespace")
+		if s.Sandbox.WriteWorkspace || s.Sandbox.RootFS != "" || s.Sandbox.Image != nil || s.Sandbox.DiffOut != "" || s.Sandbox.WorkspaceSize != 0 || l.CPUs != 0 || len(s.Sandbox.Mounts) > 0 {
+			return invalid("--write, --rootfs, --image, --template, --diff-out, --workspace-size, --mount and --cpus need --isolation namespace")
 		}
 		if s.Sandbox.Network != nil {
 			// A process shares the host's network: a proxy would be advice.
