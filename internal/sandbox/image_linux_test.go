@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"golang.org/x/sys/unix"
 
+	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/image"
 	"github.com/agentbox/agentbox/internal/testenv"
 )
@@ -98,6 +99,7 @@ type testFile struct {
 	uid     int
 	content string
 	dir     bool
+	link    string // a symlink to link
 }
 
 // probeContent as a testFile's content stands for the probe binary.
@@ -124,6 +126,9 @@ func testImage(t *testing.T, cfg v1.Config, layers ...[]testFile) (*image.Store,
 			h := &tar.Header{Name: f.name, Mode: f.mode, Uid: f.uid, Gid: f.uid, Typeflag: tar.TypeReg, Size: int64(len(f.content))}
 			if f.dir {
 				h.Typeflag, h.Size, h.Mode = tar.TypeDir, 0, 0o755
+			}
+			if f.link != "" {
+				h.Typeflag, h.Size, h.Linkname = tar.TypeSymlink, 0, f.link
 			}
 			if h.Mode == 0 {
 				h.Mode = 0o644
@@ -314,4 +319,88 @@ func TestImageLayerUnwritable(t *testing.T) {
 			t.Errorf("second sandbox: %s: %q, want %q", k, got[k], want)
 		}
 	}
+}
+
+// TestImagePersistent: two environments (persistent sandboxes) on one image,
+// both alive: what a command of one writes to the root, the other never sees,
+// and it outlives the command in its own environment.
+func TestImagePersistent(t *testing.T) {
+	_, im := testImage(t, v1.Config{WorkingDir: "/opt"}, sharedFiles)
+	a := startPersistent(t, Config{Image: im})
+	b := startPersistent(t, Config{Image: im})
+	probe := func(sb *Sandbox, ops ...string) map[string]string {
+		t.Helper()
+		e, err := execIn(t, sb, ExecConfig{Argv: append([]string{"/bin/probe"}, ops...), Env: []string{imageProbeEnv + "=1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ex, _ := e.finish(t); ex.ExitCode != 0 {
+			t.Fatalf("probe: %+v: %s", ex, e.stderr.String())
+		}
+		return probeLines(e.stdout.String())
+	}
+	if got := probe(a, "write:/opt/shared/file:from a", "write:/opt/a-only:a", "cwd:"); got["write /opt/shared/file"] != "ok" || got["cwd "] != "/opt" {
+		t.Fatalf("in a: %v", got)
+	}
+	got := probe(b, "read:/opt/shared/file", "stat:/opt/a-only")
+	if got["read /opt/shared/file"] != "original" || got["stat /opt/a-only"] != "error: no such file or directory" {
+		t.Errorf("b sees a's writes: %v", got)
+	}
+	got = probe(a, "read:/opt/shared/file", "read:/opt/a-only")
+	if got["read /opt/shared/file"] != "from a" || got["read /opt/a-only"] != "a" {
+		t.Errorf("a lost its writes between commands: %v", got)
+	}
+}
+
+// TestImageHostileLinks: an image whose own mount points are symlinks to host
+// paths (/dev, /proc, /tmp, /workspace, /etc/hostname, /etc/hosts and the trust
+// bundle's directory /etc/agentbox)
+// gets the sandbox's mounts in its root all the same: the init replaces the
+// links in the upper layer before mounting, so nothing lands on a host path
+// and the sandbox sees the generated /etc, not the host's.
+func TestImageHostileLinks(t *testing.T) {
+	_, im := testImage(t, v1.Config{}, []testFile{
+		{name: "etc/", dir: true}, {name: "etc/hostname", link: "/etc/hostname"}, {name: "etc/hosts", link: "/etc/shadow"},
+		{name: "etc/agentbox", link: "/root"}, {name: "dev", link: "/"}, {name: "proc", link: "/etc"},
+		{name: "tmp", link: "/var/tmp"}, {name: "workspace", link: "/root"},
+	})
+	hostPasswd, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := probeIn(t, Config{Image: im, Network: testNetwork(t)}, "read:/etc/passwd", "read:/etc/hosts", "read:/etc/hostname", "stat:/dev/null", "stat:/proc/self", "write:/tmp/x:x", "write:/workspace/x:x", "stat:/etc/shadow")
+	for k, want := range map[string]string{
+		"stat /dev/null":     "uid=65534 mode=666",
+		"write /tmp/x":       "ok",
+		"write /workspace/x": "ok",
+		"stat /etc/shadow":   "error: no such file or directory",
+	} {
+		if got[k] != want {
+			t.Errorf("%s: %q, want %q", k, got[k], want)
+		}
+	}
+	if !strings.HasPrefix(got["read /etc/passwd"], "root:x:0:0:root:/root:/usr/sbin/nologin") || got["read /etc/passwd"] == string(hostPasswd) {
+		t.Errorf("/etc/passwd is not the generated one: %q", got["read /etc/passwd"])
+	}
+	if !strings.HasPrefix(got["read /etc/hosts"], "127.0.0.1\tlocalhost agentbox") {
+		t.Errorf("/etc/hosts is not the generated one: %q", got["read /etc/hosts"])
+	}
+	if !strings.HasPrefix(got["stat /proc/self"], "uid=") {
+		t.Errorf("/proc/self: %q", got["stat /proc/self"])
+	}
+	if b, _ := os.ReadFile("/etc/passwd"); !bytes.Equal(b, hostPasswd) {
+		t.Error("the host's /etc/passwd changed")
+	}
+}
+
+// testNetwork is a sandbox network whose proxy allows nothing, closed after the
+// test.
+func testNetwork(t *testing.T) *Network {
+	t.Helper()
+	p, err := egress.NewProxy(egress.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return &Network{Proxy: p}
 }
