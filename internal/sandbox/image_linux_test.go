@@ -107,7 +107,7 @@ const probeContent = "\x00probe"
 
 // testImage imports an image of layers (bottom first) with cfg into a new store
 // and opens it; the probe binary is /bin/probe of the first layer.
-func testImage(t *testing.T, cfg v1.Config, layers ...[]testFile) (*image.Store, *image.Image) {
+func testImage(t testing.TB, cfg v1.Config, layers ...[]testFile) (*image.Store, *image.Image) {
 	t.Helper()
 	testenv.RequireRoot(t)
 	probe, err := os.ReadFile("/proc/self/exe")
