@@ -9,7 +9,11 @@ rounds="${1:-5}"
 export CGO_ENABLED=0
 out=$(go test -run '^$' -bench 'BenchmarkImageStart' -benchtime 20x -count "$rounds" ./internal/sandbox/)
 echo "$out" | grep '^BenchmarkImageStart' | awk -v rounds="$rounds" '
-function med(s,   k, xs) { k = split(s, xs, " "); asort(xs); return (k % 2) ? xs[(k+1)/2] : (xs[k/2] + xs[k/2+1]) / 2 }
+function med(s,   k, xs, i, j, t) {
+	k = split(s, xs, " ")
+	for (i = 2; i <= k; i++) for (j = i; j > 1 && xs[j-1] + 0 > xs[j] + 0; j--) { t = xs[j]; xs[j] = xs[j-1]; xs[j-1] = t }
+	return (k % 2) ? xs[(k+1)/2] : (xs[k/2] + xs[k/2+1]) / 2
+}
 { for (i = 3; i < NF; i++) if ($(i+1) == "host-ms") h = h " " $i; else if ($(i+1) == "image-ms") m = m " " $i; else if ($(i+1) == "image-MiB") size = $i }
 END {
 	printf "%-36s %10s %8s   (median of %d rounds x 20 starts each)\n", "Start to Wait of /usr/bin/true", "median ms", "x host", rounds
