@@ -36,8 +36,8 @@
 //
 // # How a sandbox mounts an image
 //
-// Package sandbox (not this package) will do this; TestOverlayMount does exactly
-// this with a helper in place of the init, against the real kernel:
+// Package sandbox (not this package) does this (sandbox.Config.Image);
+// TestOverlayMount does the same with a helper in place of the init:
 //
 //  1. The host opens the image (Store.Open) and keeps it open, which keeps its
 //     layers from GC, until the sandbox is destroyed (Image.Close).
@@ -47,10 +47,9 @@
 //     clone of Image.LayersDir (open_tree, recursive) idmapped through it with
 //     mount_setattr(IDMAP, RDONLY, NOSUID, NODEV). One mount serves every
 //     layer. It passes the clone to the init as a descriptor
-//     (nsinit.Source{FD}), as it passes the workspace's lower layer today, and
-//     the layers' paths in the init's Spec (a new field such as Spec.Image{Layers Source;
-//     Lowers []string}, Lowers = Image.LowerDirs(where the init attaches the
-//     tree), top first; 500 paths of about 90 bytes fit the Spec's 1 MiB). The
+//     (nsinit.Spec.Image.Layers), as it passes the workspace's lower layer, and
+//     the layers' paths in the tree, top first (Spec.Image.Lowers, each a
+//     Layer.Rel; 500 paths of about 90 bytes fit the Spec's 1 MiB). The
 //     sandbox maps only its own user (1000 inside), so the image user's files
 //     are the sandbox user's (writable by copy-up into the private upper
 //     layer) and every other id shows as nobody; a sandbox that maps a range
@@ -65,25 +64,26 @@
 //     user.overlay.opaque=y), then fsmount(NOSUID|NODEV), and moves the mount
 //     to the new root in place of the tmpfs and the host's system directories.
 //     It needs CAP_DAC_OVERRIDE in its namespace, which it has: overlayfs's
-//     work directory is mode 0. The generated /etc files, /dev, /proc, /tmp and
-//     /workspace are mounted on top as today, then pivot_root.
+//     work directory is mode 0. The generated /etc files (bound over the
+//     image's), /dev, /proc, /tmp and /workspace are mounted on top, each mount
+//     point first made a real directory (an image's link there is replaced in
+//     the upper layer, never followed), then pivot_root.
 //  5. The command's environment and working directory start from
 //     Image.Config (Env, WorkingDir); Entrypoint and Cmd only when no command
 //     is given.
 //
 // A layer directory is never written: the overlay's lower layers are read-only
 // and the idmapped tree is mounted read-only. Starting from an image costs the
-// same whatever its size: nothing is copied. For Image.Host (a build spec with
-// base "host") the host's system directories are the bottom of the stack: the
-// init mounts one overlay per top-level directory, the layers' copies of it over
-// the host's own, bound read-only as today. Overlayfs takes at most 500 lower
+// same whatever its size: nothing is copied. An Image.Host (a build spec with
+// base "host", whose layers go over the host's system directories) cannot be
+// mounted yet: package sandbox refuses it. Overlayfs takes at most 500 lower
 // layers; larger images are refused (Limits.Layers), not flattened.
 //
 // # What it does not do
 //
 // It mounts nothing and starts no sandbox: the build steps that run commands
-// need a Runner, the build sandbox package sandbox will provide (copy steps and
-// Debian bases need none; mmdebstrap runs on the host). It reaches registries
+// need a Runner, the build sandbox sandbox.BuildRunner (copy steps and Debian
+// bases need none; mmdebstrap runs on the host). It reaches registries
 // anonymously, over HTTPS (plain HTTP only to loopback), does not verify
 // signatures, push or export images, and collects garbage only when asked (GC).
 package image

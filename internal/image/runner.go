@@ -3,7 +3,7 @@ package image
 import "context"
 
 // Runner runs the build steps that run commands (apt, npm, go_modules, run) in a
-// build sandbox. Build calls it; package sandbox will provide the real one.
+// build sandbox. Build calls it; sandbox.BuildRunner is the real one.
 //
 // The sandbox's root is Root's layers (read-only, bottom first; over the host's
 // system directories if Root.Host) with upper as overlayfs's upper directory and

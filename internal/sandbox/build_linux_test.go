@@ -70,6 +70,7 @@ env: {LANG: C.UTF-8}
 	if r.exit.ExitCode != 0 || r.stdout != want {
 		t.Errorf("in the built image: exit %+v, stdout %q, want %q; stderr %s", r.exit.ExitCode, r.stdout, want, r.stderr)
 	}
+	t.Run("go_modules", func(t *testing.T) { buildGoModules(t, s) })
 	// The init's mount points are not part of the steps' layers.
 	for _, l := range im.Layers[1:] {
 		for _, p := range []string{"workspace", "dev", "etc/agentbox"} {
@@ -96,4 +97,35 @@ func mirrorPrefixes(t *testing.T, host string) []netip.Prefix {
 		}
 	}
 	return out
+}
+
+// buildGoModules builds on the image "hello" of s: Debian's Go, then a
+// go_modules step that downloads a module from the Go module proxy through the
+// "go" egress preset (HTTPS, intercepted by the proxy with the sandbox's CA).
+// The test machine reaches no checksum database: GOSUMDB is off.
+func buildGoModules(t *testing.T, s *image.Store) {
+	spec, err := image.ParseSpec([]byte(`
+base: {image: hello}
+steps:
+  - apt: [golang-go, ca-certificates]
+  - go_modules: [golang.org/x/text@v0.14.0]
+env: {GOSUMDB: "off", GOFLAGS: -modcacherw}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	allow := append(mirrorPrefixes(t, "deb.debian.org"), mirrorPrefixes(t, "proxy.golang.org")...)
+	if _, err := s.Build(t.Context(), spec, image.BuildOptions{Name: "gomod", Runner: &BuildRunner{Output: &log, AllowPrivate: allow}, Log: &log}); err != nil {
+		t.Fatalf("build: %v\n%s", err, log.String())
+	}
+	im, err := s.Open("gomod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Close()
+	r := runIn(t, Config{Image: im, Argv: []string{"sh", "-c", "head -1 /root/go/pkg/mod/golang.org/x/text@v0.14.0/go.mod"}})
+	if r.exit.ExitCode != 0 || r.stdout != "module golang.org/x/text\n" {
+		t.Errorf("the module in the image: exit %d, stdout %q, stderr %s", r.exit.ExitCode, r.stdout, r.stderr)
+	}
 }

@@ -14,6 +14,11 @@
 // WorkspaceDir is the init's descriptor of its /workspace for host-side file
 // access. Frozen runs a function with the whole sandbox frozen.
 //
+// A sandbox on an image (Config.Image) has the image's layers, read-only and shared,
+// below a private upper layer as its root instead of the host's system directories;
+// BuildRunner runs image build steps in build sandboxes, whose user namespace maps
+// the image's ids and whose network is the step's egress preset.
+//
 // Its one mount is on the host: as root, the private upper layer of an overlay
 // workspace lives on a size-limited tmpfs (Config.WorkspaceSize) in a fixed state
 // directory, unmounted by Destroy or, after a crash, by ReapStale. Everything inside
