@@ -404,3 +404,20 @@ func testNetwork(t *testing.T) *Network {
 	t.Cleanup(func() { p.Close() })
 	return &Network{Proxy: p}
 }
+
+func TestCommonDir(t *testing.T) {
+	for _, c := range []struct {
+		dirs []string
+		want string
+	}{
+		{[]string{"/s/layers/sha256/a/root"}, "/s/layers/sha256/a/root"},
+		{[]string{"/s/layers/sha256/a/root", "/s/layers/sha256/b/root"}, "/s/layers/sha256"},
+		{[]string{"/s/layers/sha256/ab/root", "/s/layers/sha256/a/root"}, "/s/layers/sha256"},
+		{[]string{"/a/b", "/a/b/c"}, "/a/b"},
+		{[]string{"/a", "/b"}, "/"},
+	} {
+		if got := commonDir(c.dirs); got != c.want {
+			t.Errorf("commonDir(%q) = %q, want %q", c.dirs, got, c.want)
+		}
+	}
+}
