@@ -102,12 +102,24 @@ func mirrorPrefixes(t *testing.T, host string) []netip.Prefix {
 // buildGoModules builds on the image "hello" of s: Debian's Go, then a
 // go_modules step that downloads a module from the Go module proxy through the
 // "go" egress preset (HTTPS, intercepted by the proxy with the sandbox's CA).
-// The test machine reaches no checksum database: GOSUMDB is off.
+// The test machine reaches no checksum database (GOSUMDB is off) and reaches
+// the module proxy through a TLS interceptor of its own, whose CA its system
+// bundle holds: a copy step puts that bundle in the image, as a site with such
+// a proxy would.
 func buildGoModules(t *testing.T, s *image.Store) {
+	dir := t.TempDir()
+	bundle, err := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/ca-certificates.crt", bundle, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	spec, err := image.ParseSpec([]byte(`
 base: {image: hello}
 steps:
   - apt: [golang-go, ca-certificates]
+  - copy: {src: ca-certificates.crt, dst: /etc/ssl/certs/ca-certificates.crt}
   - go_modules: [golang.org/x/text@v0.14.0]
 env: {GOSUMDB: "off", GOFLAGS: -modcacherw}
 `))
@@ -116,7 +128,7 @@ env: {GOSUMDB: "off", GOFLAGS: -modcacherw}
 	}
 	var log bytes.Buffer
 	allow := append(mirrorPrefixes(t, "deb.debian.org"), mirrorPrefixes(t, "proxy.golang.org")...)
-	if _, err := s.Build(t.Context(), spec, image.BuildOptions{Name: "gomod", Runner: &BuildRunner{Output: &log, AllowPrivate: allow}, Log: &log}); err != nil {
+	if _, err := s.Build(t.Context(), spec, image.BuildOptions{Name: "gomod", Dir: dir, Runner: &BuildRunner{Output: &log, AllowPrivate: allow}, Log: &log}); err != nil {
 		t.Fatalf("build: %v\n%s", err, log.String())
 	}
 	im, err := s.Open("gomod")
