@@ -196,9 +196,11 @@ type Stdio struct {
 type ExecConfig struct {
 	// Argv is the command; Argv[0] without a slash is looked up in PATH from Env.
 	Argv []string
-	// Env is the command's whole environment; nothing is inherited.
+	// Env is the command's whole environment; nothing is inherited. Nil with
+	// an Image: the image's.
 	Env []string
-	// Dir is the working directory inside the sandbox (DefaultDir when empty).
+	// Dir is the working directory inside the sandbox: when empty, the
+	// sandbox Image's working directory if it names one, else DefaultDir.
 	Dir string
 	// Rlimits apply to the command from microseconds after its execve (see
 	// Sandbox.Exec); RLIMIT_CORE is always 0. A hard limit above the sandbox's own
