@@ -17,11 +17,12 @@ type Limits struct {
 	WorkspaceBytes int64   `json:"workspace_bytes,omitempty" jsonschema:"size limit of the private workspace layer in bytes (0: server default)"`
 }
 
-// CreateRequest describes a new environment. Exactly one of Workspace and Template
+// CreateRequest describes a new environment. Exactly one of Workspace and Preset
 // is set.
 type CreateRequest struct {
 	Workspace   string            `json:"workspace,omitempty" jsonschema:"host directory used as the read-only lower layer; must lie under a root the server allows for the tenant"`
-	Template    string            `json:"template,omitempty" jsonschema:"name of a template registered on the server"`
+	Preset      string            `json:"preset,omitempty" jsonschema:"name of a workspace preset registered on the server"`
+	Template    string            `json:"template,omitempty" jsonschema:"template (root file system image) the environment runs on; absent: the host's system directories. template_list lists those the tenant may use"`
 	Limits      Limits            `json:"limits,omitzero" jsonschema:"resource limits of the environment"`
 	Network     *Network          `json:"network,omitempty" jsonschema:"what the environment may reach through its egress proxy; absent: no network but its own loopback"`
 	TTLSeconds  float64           `json:"ttl_seconds,omitempty" jsonschema:"lifetime in seconds after which the environment is destroyed (0: server default)"`
@@ -44,6 +45,7 @@ type Environment struct {
 	Owner     Owner             `json:"owner"`
 	Labels    map[string]string `json:"labels,omitempty"`
 	Limits    Limits            `json:"limits"`
+	Preset    string            `json:"preset,omitempty"`
 	Template  string            `json:"template,omitempty"`
 	Mounts    []Mount           `json:"mounts,omitempty"`
 	CreatedAt time.Time         `json:"created_at"`

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentbox/agentbox/internal/agent"
+	"github.com/agentbox/agentbox/internal/config"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/model"
 	"github.com/agentbox/agentbox/internal/terminal"
@@ -328,7 +329,11 @@ func printAgentResult(o *agentOptions, res *agent.Result, diff []byte, derr erro
 // newLocalEnv starts the in-process environments of agent, grade and eval
 // (env.OpenLocal); the returned function closes them, saying what failed.
 func newLocalEnv() (env.Service, func(), error) {
-	m, closeFn, err := env.OpenLocal()
+	images, err := openImages(config.DefaultStateDir())
+	if err != nil {
+		return nil, nil, err
+	}
+	m, closeFn, err := env.OpenLocal(images)
 	if err != nil {
 		return nil, nil, err
 	}

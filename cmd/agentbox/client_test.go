@@ -14,7 +14,7 @@ func TestNoDaemon(t *testing.T) {
 	conn := []string{"--server", sock, "--token", "t"}
 	for _, args := range [][]string{
 		append([]string{"env", "ls"}, conn...),
-		append([]string{"env", "create", "--template", "x"}, conn...),
+		append([]string{"env", "create", "--preset", "x"}, conn...),
 		append([]string{"env", "rm", "e1"}, conn...),
 		append(append([]string{"exec"}, conn...), "e1", "--", "true"),
 		append([]string{"fs", "cat", "e1", "a.txt"}, conn...),

@@ -50,7 +50,7 @@ func startDaemon(t *testing.T, dir string) *daemon {
 state_dir: %s
 shutdown: {grace: 10s}
 tenants:
-  a: {workspace_roots: [%s], network: {allow: [origin.test], allow_private: [198.18.0.0/15]}}
+  a: {workspace_roots: [%s], network: {allow: [origin.test], allow_private: [198.18.0.0/15]}, templates: {use: [tiny]}}
   b: {}
 tokens:
   - {name: a, token: %s, tenant: a, scopes: [admin]}

@@ -57,15 +57,18 @@ func envCreateCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "create [flags]",
-		Short: "Create an environment from a workspace directory or a template and print its id",
+		Short: "Create an environment from a workspace directory or preset, on a template, and print its id",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
 			if req.Labels, err = labelFlags(labels); err != nil {
 				return err
 			}
-			if (req.Workspace == "") == (req.Template == "") {
-				return errors.New("give exactly one of --workspace and --template")
+			switch {
+			case req.Workspace != "" && req.Preset != "":
+				return errors.New("give one of --workspace and --preset, not both")
+			case req.Workspace == "" && req.Preset == "" && req.Template == "":
+				return errors.New("give --workspace DIR or --preset NAME (what /workspace starts from), or --template NAME alone for an empty /workspace")
 			}
 			if req.Workspace != "" {
 				// The daemon takes absolute paths: ./calc is the caller's.
@@ -95,7 +98,8 @@ func envCreateCmd() *cobra.Command {
 	f := cmd.Flags()
 	d.add(f)
 	f.StringVar(&req.Workspace, "workspace", "", "host directory to start from (must lie under a root the server allows)")
-	f.StringVar(&req.Template, "template", "", "template registered on the server")
+	f.StringVar(&req.Preset, "preset", "", "workspace preset registered on the server (the config's workspace_presets)")
+	f.StringVar(&req.Template, "template", "", "template the environment's root file system comes from (agentbox template ls; default: the host's system directories)")
 	f.Var(sizeValue{&req.Limits.MemoryBytes}, "memory", "memory limit of the environment, e.g. 1G")
 	f.Var(countValue{&req.Limits.Pids}, "pids", "process limit of the environment")
 	f.Float64Var(&req.Limits.CPUs, "cpus", 0, "CPU quota in cores")
@@ -137,14 +141,14 @@ func envLsCmd() *cobra.Command {
 				return printJSON(envs)
 			}
 			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTATE\tTEMPLATE\tCREATED\tLABELS")
+			fmt.Fprintln(tw, "ID\tSTATE\tPRESET\tCREATED\tLABELS")
 			for _, e := range envs {
 				var ls []string
 				for k, v := range e.Labels {
 					ls = append(ls, k+"="+v)
 				}
 				sort.Strings(ls)
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.State, e.Template,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.State, e.Preset,
 					e.CreatedAt.Local().Format(time.DateTime), strings.Join(ls, ","))
 			}
 			return tw.Flush()

@@ -197,6 +197,9 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 	defer closeSvc()
 
 	say := func(s string) { fmt.Fprintln(stderr, "agentbox: "+s) }
+	if err := ensureEnvironments(ctx, tasks, say); err != nil {
+		return err
+	}
 	modCache, err := o.suite.goModCacheFor(ctx, tasks, say)
 	if err != nil {
 		return err

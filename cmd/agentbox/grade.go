@@ -143,6 +143,9 @@ func gradeMain(ctx context.Context, o *gradeOptions) error {
 	}
 	defer closeSvc()
 	say := func(s string) { fmt.Fprintln(stderr, "agentbox: "+s) }
+	if err := ensureEnvironments(ctx, tasks, say); err != nil {
+		return err
+	}
 	modCache, err := o.suite.goModCacheFor(ctx, tasks, say)
 	if err != nil {
 		return err

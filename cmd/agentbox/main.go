@@ -78,6 +78,7 @@ Output to a pipe or a file is never changed.`,
 	root.AddCommand(policyCmd())
 	root.AddCommand(configCmd())
 	root.AddCommand(taskCmd())
+	root.AddCommand(templateCmd())
 	refuseUnknownSubcommands(root)
 	return root
 }

@@ -96,7 +96,15 @@ func serveMain(ctx context.Context, o serveOptions) error {
 	}
 	// NewManager reaps what a previous daemon on this state directory left
 	// (environments do not survive their daemon; artifacts do).
-	mgr, err := newManager(ctx, log, api.EnvConfig(cfg))
+	ecfg := api.EnvConfig(cfg)
+	images, err := openImages(cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	if images != nil {
+		ecfg.Images = images
+	}
+	mgr, err := newManager(ctx, log, ecfg)
 	if err != nil {
 		return fmt.Errorf("environments: %w", err)
 	}
@@ -112,12 +120,16 @@ func serveMain(ctx context.Context, o serveOptions) error {
 	log.Info("serving", "addr", addr, "state_dir", cfg.StateDir)
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	srv, err := api.New(api.Options{Config: cfg, Service: mgr, Logger: log})
+	aopts := api.Options{Config: cfg, Service: mgr, Logger: log, Runner: templateRunner}
+	if images != nil {
+		aopts.Templates = images
+	}
+	srv, err := api.New(aopts)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	mcp.Mount(srv, mcp.Options{Service: srv.Service(), Redactor: srv.Redactor(), Logger: log,
+	mcp.Mount(srv, mcp.Options{Service: srv.Service(), Templates: srv.Templates(), Redactor: srv.Redactor(), Logger: log,
 		Denied: srv.Metrics().Denied}, cfg.MCP.AllowedOrigins)
 	return srv.Run(ctx, ln)
 }

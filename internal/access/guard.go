@@ -100,6 +100,11 @@ func (g *Guard) Create(ctx context.Context, o env.CreateOptions) (env.Info, erro
 			return env.Info{}, err
 		}
 	}
+	if o.Template != "" && !tenant.Templates.MayUse(o.Template) {
+		// As env says of a template that does not exist: whether another
+		// tenant's does is not this one's to learn.
+		return env.Info{}, fmt.Errorf("%w: no template %q (agentbox template ls lists them)", env.ErrInvalid, o.Template)
+	}
 	for i, m := range o.Mounts {
 		if o.Mounts[i].Source, err = allowedMount(m.Source, owner.Tenant, tenant.MountRoots); err != nil {
 			return env.Info{}, err

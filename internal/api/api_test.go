@@ -32,9 +32,9 @@ func TestAuth(t *testing.T) {
 		{"no token", "GET", "/v1/environments", "", "", 401, "EAUTH"},
 		{"unknown token", "GET", "/v1/environments", "tok-nobody-0123456789", "", 401, "EAUTH"},
 		{"basic scheme", "GET", "/v1/environments", "", "", 401, "EAUTH"},
-		{"read-only token cannot create", "POST", "/v1/environments", tokARead, `{"template":"t"}`, 403, "EPERM"},
+		{"read-only token cannot create", "POST", "/v1/environments", tokARead, `{"preset":"t"}`, 403, "EPERM"},
 		{"read-only token can list", "GET", "/v1/environments", tokARead, "", 200, ""},
-		{"admin implies every scope", "POST", "/v1/environments", tokA, `{"template":"t"}`, 201, ""},
+		{"admin implies every scope", "POST", "/v1/environments", tokA, `{"preset":"t"}`, 201, ""},
 		{"healthz needs no token", "GET", "/healthz", "", "", 200, ""},
 		{"metrics need admin", "GET", "/metrics", tokB, "", 403, "EPERM"},
 		{"metrics with admin", "GET", "/metrics", tokA, "", 200, ""},
@@ -75,7 +75,7 @@ func TestTenantIsolation(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	a := h.client(tokA)
-	e, err := a.Create(ctx, client.CreateRequest{Template: "t", Labels: map[string]string{"k": "v"}})
+	e, err := a.Create(ctx, client.CreateRequest{Preset: "t", Labels: map[string]string{"k": "v"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestQuotas(t *testing.T) {
 	// environments fit (1152M), a third, even of 1 byte of memory, does not; the
 	// environment quota (3) is not reached first.
 	for i := 0; i < 2; i++ {
-		e, err := a.Create(ctx, client.CreateRequest{Template: "t"})
+		e, err := a.Create(ctx, client.CreateRequest{Preset: "t"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +184,7 @@ func TestQuotas(t *testing.T) {
 			t.Fatalf("default memory or workspace not applied: %+v", e.Limits)
 		}
 	}
-	_, err := a.Create(ctx, client.CreateRequest{Template: "t", Limits: client.Limits{MemoryBytes: 1}})
+	_, err := a.Create(ctx, client.CreateRequest{Preset: "t", Limits: client.Limits{MemoryBytes: 1}})
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.Code != "EQUOTA" || ce.Status != 429 || ce.Retryable {
 		t.Fatalf("over the memory quota: %v", err)
@@ -193,13 +193,13 @@ func TestQuotas(t *testing.T) {
 	if err := a.Destroy(ctx, envs[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Create(ctx, client.CreateRequest{Template: "t", Limits: client.Limits{MemoryBytes: 256 << 20}}); err != nil {
+	if _, err := a.Create(ctx, client.CreateRequest{Preset: "t", Limits: client.Limits{MemoryBytes: 256 << 20}}); err != nil {
 		t.Fatalf("after a destroy the quota has room: %v", err)
 	}
-	if _, err := a.Create(ctx, client.CreateRequest{Template: "t", Limits: client.Limits{MemoryBytes: 100 << 20}}); err != nil {
+	if _, err := a.Create(ctx, client.CreateRequest{Preset: "t", Limits: client.Limits{MemoryBytes: 100 << 20}}); err != nil {
 		t.Fatalf("third environment within memory: %v", err)
 	}
-	_, err = a.Create(ctx, client.CreateRequest{Template: "t", Limits: client.Limits{MemoryBytes: 1 << 20}})
+	_, err = a.Create(ctx, client.CreateRequest{Preset: "t", Limits: client.Limits{MemoryBytes: 1 << 20}})
 	if !client.IsCode(err, "EQUOTA") || !strings.Contains(err.Error(), "3 of 3 environments") {
 		t.Fatalf("over the environment quota: %v", err)
 	}
@@ -214,21 +214,21 @@ func TestWorkspaceCountsAgainstMemoryQuota(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	a := h.client(tokA)
-	_, err := a.Create(ctx, client.CreateRequest{Template: "t", Limits: client.Limits{MemoryBytes: 16 << 20, WorkspaceBytes: 2 << 30}})
+	_, err := a.Create(ctx, client.CreateRequest{Preset: "t", Limits: client.Limits{MemoryBytes: 16 << 20, WorkspaceBytes: 2 << 30}})
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.Code != "EQUOTA" || !strings.Contains(ce.Message, "workspace 2147483648") {
 		t.Fatalf("16M of memory and a 2G workspace under a 1200M quota: %v", err)
 	}
-	_, err = a.Create(ctx, client.CreateRequest{Template: "t", Limits: client.Limits{WorkspaceBytes: 5 << 30}})
+	_, err = a.Create(ctx, client.CreateRequest{Preset: "t", Limits: client.Limits{WorkspaceBytes: 5 << 30}})
 	if !client.IsCode(err, "EINVAL") || !strings.Contains(err.Error(), "maximum of 4294967296") {
 		t.Fatalf("workspace over max_workspace: %v", err)
 	}
 	// A tenant without a memory quota is still bound by the per-environment cap.
-	_, err = h.client(tokB).Create(ctx, client.CreateRequest{Template: "t", Limits: client.Limits{WorkspaceBytes: 1 << 40}})
+	_, err = h.client(tokB).Create(ctx, client.CreateRequest{Preset: "t", Limits: client.Limits{WorkspaceBytes: 1 << 40}})
 	if !client.IsCode(err, "EINVAL") {
 		t.Fatalf("a 1T workspace: %v", err)
 	}
-	e, err := a.Create(ctx, client.CreateRequest{Template: "t", Limits: client.Limits{MemoryBytes: 16 << 20, WorkspaceBytes: 1 << 30}})
+	e, err := a.Create(ctx, client.CreateRequest{Preset: "t", Limits: client.Limits{MemoryBytes: 16 << 20, WorkspaceBytes: 1 << 30}})
 	if err != nil || e.Limits.WorkspaceBytes != 1<<30 {
 		t.Fatalf("within the quota: %+v %v", e, err)
 	}
@@ -246,7 +246,7 @@ func TestOutputCap(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	a := h.client(tokA)
-	e, err := a.Create(ctx, client.CreateRequest{Template: "t"})
+	e, err := a.Create(ctx, client.CreateRequest{Preset: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +325,7 @@ func TestRequestLimits(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	a := h.client(tokA)
-	e, err := a.Create(ctx, client.CreateRequest{Template: "t"})
+	e, err := a.Create(ctx, client.CreateRequest{Preset: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestRequestLimits(t *testing.T) {
 func TestBadRequests(t *testing.T) {
 	h := newHarness(t)
 	a := h.client(tokA)
-	e, err := a.Create(context.Background(), client.CreateRequest{Template: "t"})
+	e, err := a.Create(context.Background(), client.CreateRequest{Preset: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +374,7 @@ func TestBadRequests(t *testing.T) {
 		{"negative timeout", "POST", "/v1/environments/" + id + "/exec", `{"argv":["x"],"timeout_seconds":-1}`, 400, "EINVAL", "non-negative"},
 		{"not JSON", "POST", "/v1/environments", `nope`, 400, "EINVAL", "request body"},
 		{"empty body", "POST", "/v1/environments", ``, 400, "EINVAL", "empty request body"},
-		{"two values", "POST", "/v1/environments", `{"template":"t"}{}`, 400, "EINVAL", "more than one"},
+		{"two values", "POST", "/v1/environments", `{"preset":"t"}{}`, 400, "EINVAL", "more than one"},
 		{"no path", "GET", "/v1/environments/" + id + "/files", "", 400, "EINVAL", "path query parameter"},
 		{"bad offset", "GET", "/v1/environments/" + id + "/files?path=a&offset=-1", "", 400, "EINVAL", "offset"},
 		{"bad label", "GET", "/v1/environments?label=novalue", "", 400, "EINVAL", "label"},
@@ -383,7 +383,7 @@ func TestBadRequests(t *testing.T) {
 		{"missing file", "GET", "/v1/environments/" + id + "/files?path=nope", "", 404, "ENOENT", "nope"},
 		{"unknown route", "GET", "/v1/nothing", "", 404, "ENOENT", "no such route"},
 		{"wrong method", "PATCH", "/v1/environments", "", 405, "ENOENT", "not allowed"},
-		{"both workspace and template", "POST", "/v1/environments", `{"template":"t","workspace":"` + h.root + `"}`, 400, "EINVAL", "exactly one"},
+		{"both workspace and workspace preset", "POST", "/v1/environments", `{"preset":"t","workspace":"` + h.root + `"}`, 400, "EINVAL", "exactly one"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var hdr []string
@@ -407,7 +407,7 @@ func TestBadRequests(t *testing.T) {
 func TestInternalErrorsHideDetail(t *testing.T) {
 	h := newHarness(t)
 	a := h.client(tokA)
-	e, err := a.Create(context.Background(), client.CreateRequest{Template: "t"})
+	e, err := a.Create(context.Background(), client.CreateRequest{Preset: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func TestSlowBodyIsCut(t *testing.T) {
 	_, _, base := serveTCP(t, func(c *config.Config) { c.Limits.BodyTimeout = config.Duration(500 * time.Millisecond) })
 	a, _ := client.New(client.Options{URL: base, Token: tokA})
 	defer a.Close()
-	e, err := a.Create(context.Background(), client.CreateRequest{Template: "t"})
+	e, err := a.Create(context.Background(), client.CreateRequest{Preset: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestLongRequestsOutliveBodyTimeout(t *testing.T) {
 	a, _ := client.New(client.Options{URL: base, Token: tokA})
 	defer a.Close()
 	ctx := context.Background()
-	e, err := a.Create(ctx, client.CreateRequest{Template: "t"})
+	e, err := a.Create(ctx, client.CreateRequest{Preset: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

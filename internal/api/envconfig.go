@@ -8,7 +8,7 @@ import (
 )
 
 // EnvConfig is the environment manager's share of the daemon's configuration:
-// where state lives, the templates, and the artifact store's bounds (package env
+// where state lives, the presets, and the artifact store's bounds (package env
 // enforces the artifact quotas: only the store can count them).
 func EnvConfig(cfg *config.Config) env.Config {
 	quotas := map[string]env.ArtifactQuota{}
@@ -17,7 +17,7 @@ func EnvConfig(cfg *config.Config) env.Config {
 			quotas[name] = env.ArtifactQuota{Bytes: int64(q.ArtifactBytes), Count: q.Artifacts}
 		}
 	}
-	return env.Config{StateDir: cfg.StateDir, Templates: cfg.Templates,
+	return env.Config{StateDir: cfg.StateDir, Presets: cfg.WorkspacePresets,
 		ArtifactTTL:        time.Duration(cfg.Artifacts.TTL),
 		ArtifactStoreBytes: int64(cfg.Artifacts.MaxBytes),
 		ArtifactGCInterval: time.Duration(cfg.Artifacts.GCInterval),

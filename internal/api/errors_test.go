@@ -17,7 +17,7 @@ func TestNoSpaceIsNotRetried(t *testing.T) {
 	h := newHarness(t, func(m *memService) env.Service {
 		return failing{m, &fs.PathError{Op: "write", Path: "big", Err: syscall.ENOSPC}}
 	})
-	e, err := h.client(tokA).Create(context.Background(), client.CreateRequest{Template: "t"})
+	e, err := h.client(tokA).Create(context.Background(), client.CreateRequest{Preset: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,15 +71,15 @@ func (m *memService) env(o env.Owner, id string) (*memEnv, error) {
 }
 
 func (m *memService) Create(_ context.Context, o env.CreateOptions) (env.Info, error) {
-	if (o.Workspace == "") == (o.Template == "") {
-		return env.Info{}, fmt.Errorf("%w: exactly one of workspace and template", env.ErrInvalid)
+	if (o.Workspace == "") == (o.Preset == "") {
+		return env.Info{}, fmt.Errorf("%w: exactly one of workspace and workspace preset", env.ErrInvalid)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.n++
 	id := fmt.Sprintf("env-%d", m.n)
 	now := time.Now().UTC()
-	e := &memEnv{info: env.Info{ID: id, Owner: o.Owner, Labels: o.Labels, Limits: o.Limits, Template: o.Template,
+	e := &memEnv{info: env.Info{ID: id, Owner: o.Owner, Labels: o.Labels, Limits: o.Limits, Preset: o.Preset, Template: o.Template,
 		CreatedAt: now, LastUsed: now, State: "running", Network: o.Network},
 		files: map[string][]byte{}, dirs: map[string]bool{}, procs: map[string]*memProc{}}
 	if o.TTL > 0 {

@@ -92,7 +92,7 @@ func TestMCPOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	var e client.Environment
-	if ee := call(t, a, "env_create", map[string]any{"template": "t", "labels": map[string]string{"via": "mcp"}}, &e); ee != nil {
+	if ee := call(t, a, "env_create", map[string]any{"preset": "t", "labels": map[string]string{"via": "mcp"}}, &e); ee != nil {
 		t.Fatalf("env_create: %v", ee)
 	}
 	if e.Owner.Tenant != "a" || e.Labels["via"] != "mcp" {

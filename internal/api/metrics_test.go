@@ -15,12 +15,12 @@ func TestMetrics(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	a := h.client(tokA)
-	e, err := a.Create(ctx, client.CreateRequest{Template: "t"})
+	e, err := a.Create(ctx, client.CreateRequest{Preset: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := h.client(tokB)
-	eb, err := b.Create(ctx, client.CreateRequest{Template: "t"})
+	eb, err := b.Create(ctx, client.CreateRequest{Preset: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,10 +38,10 @@ func TestMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h.do("GET", "/v1/environments", "", nil)                               // auth
-	h.do("POST", "/v1/environments", tokARead, []byte(`{"template":"t"}`)) // scope
-	h.do("GET", "/v1/environments/"+e.ID+"/files?path=../x", tokA, nil)    // path escape
-	h.do("POST", "/v1/environments", tokRate, []byte(`{"template":"t"}`))  // tenant r
+	h.do("GET", "/v1/environments", "", nil)                             // auth
+	h.do("POST", "/v1/environments", tokARead, []byte(`{"preset":"t"}`)) // scope
+	h.do("GET", "/v1/environments/"+e.ID+"/files?path=../x", tokA, nil)  // path escape
+	h.do("POST", "/v1/environments", tokRate, []byte(`{"preset":"t"}`))  // tenant r
 	tenantA := []string{
 		`agentbox_environments{tenant="a"} 1`,
 		`agentbox_exec_duration_seconds_count{tenant="a"} 3`,

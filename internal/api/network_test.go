@@ -53,7 +53,7 @@ func TestNetworkAPI(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			req := client.CreateRequest{Workspace: h.root, Network: tc.n}
 			if tc.c == b {
-				req = client.CreateRequest{Template: "t", Network: tc.n}
+				req = client.CreateRequest{Preset: "t", Network: tc.n}
 			}
 			if _, err := tc.c.Create(ctx, req); code(err) != tc.code {
 				t.Errorf("create: %v, want %s", err, tc.code)

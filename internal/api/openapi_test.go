@@ -92,7 +92,7 @@ func TestOpenAPISchemasMatchWireTypes(t *testing.T) {
 		"Event": client.Event{}, "SignalRequest": client.SignalRequest{}, "FileEntry": client.FileEntry{},
 		"PatchRequest": client.PatchRequest{}, "PatchReport": client.PatchReport{},
 		"StrReplaceRequest": client.StrReplaceRequest{}, "ExportRequest": client.ExportRequest{},
-		"Artifact": client.Artifact{},
+		"Artifact": client.Artifact{}, "Template": client.Template{}, "BuildTemplateRequest": client.BuildTemplateRequest{},
 	} {
 		t.Run(name, func(t *testing.T) {
 			sc, ok := doc.Components.Schemas[name]

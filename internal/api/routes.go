@@ -51,6 +51,11 @@ func (s *Server) routeTable() []Route {
 		{"GET", env + "/network/events", true, s.networkEvents},
 		{"POST", env + "/artifacts", true, s.export},
 		{"GET", "/v1/artifacts/{ref}", true, s.readArtifact},
+
+		{"GET", "/v1/templates", true, s.listTemplates},
+		{"POST", "/v1/templates", true, s.buildTemplate},
+		{"GET", "/v1/templates/{name}", true, s.inspectTemplate},
+		{"DELETE", "/v1/templates/{name}", true, s.removeTemplate},
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/agentbox/agentbox/internal/access"
 	"github.com/agentbox/agentbox/internal/config"
 	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/image"
 	"github.com/agentbox/agentbox/internal/wire"
 )
 
@@ -30,6 +31,11 @@ type Options struct {
 	Config *config.Config
 	// Service is the environments (an *env.Manager).
 	Service env.Service
+	// Templates is the image store the templates routes serve, under the
+	// tenants' templates configuration (nil: none; an *image.Store).
+	Templates access.Templates
+	// Runner runs the build steps that run commands (nil: such builds fail).
+	Runner image.Runner
 	// Logger receives one line per request and every internal error. Default:
 	// discard.
 	Logger *slog.Logger
@@ -39,7 +45,8 @@ type Options struct {
 type Server struct {
 	cfg     *config.Config
 	svc     *wire.Service // over the Guard
-	raw     env.Service   // the Service itself, for shutdown
+	tpl     *wire.Templates
+	raw     env.Service // the Service itself, for shutdown
 	auth    *access.Auth
 	metrics *Metrics
 	red     *wire.Redactor
@@ -75,7 +82,7 @@ func New(o Options) (*Server, error) {
 		metrics: NewMetrics(liveCount(o.Service, tenants)),
 		auth:    access.NewAuth(o.Config)}
 	prefixes := []string{o.Config.StateDir}
-	for _, d := range o.Config.Templates {
+	for _, d := range o.Config.WorkspacePresets {
 		prefixes = append(prefixes, d)
 	}
 	for _, t := range o.Config.Tenants {
@@ -83,6 +90,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.red = wire.NewRedactor(prefixes...)
 	s.svc = wire.New(access.NewGuard(o.Service, o.Config, s.metrics))
+	s.tpl = wire.NewTemplates(access.NewTemplateGuard(o.Templates, o.Config, o.Runner))
 	s.mux = http.NewServeMux()
 	for _, r := range s.routeTable() {
 		s.route(r)
@@ -127,6 +135,10 @@ func (s *Server) Routes() []Route { return slices.Clone(s.routes) }
 // Service returns the environment operations the routes call, in the wire
 // types, each checked against the caller in its context (an access.Guard).
 func (s *Server) Service() *wire.Service { return s.svc }
+
+// Templates returns the template operations behind the tenants' checks, for
+// other front ends (MCP) to call.
+func (s *Server) Templates() *wire.Templates { return s.tpl }
 
 // Redactor returns what removes host paths from the server's error messages.
 func (s *Server) Redactor() *wire.Redactor { return s.red }

@@ -43,7 +43,7 @@ func TestGracefulShutdown(t *testing.T) {
 	c, _ := client.New(client.Options{URL: url, Token: tokA, Reconnects: 1, ReconnectDelay: time.Millisecond})
 	defer c.Close()
 	ctx := context.Background()
-	e, err := c.Create(ctx, client.CreateRequest{Template: "t"})
+	e, err := c.Create(ctx, client.CreateRequest{Preset: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestRunOverUnixSocket(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx, ln) }()
-	e, err := c.Create(context.Background(), client.CreateRequest{Template: "t"})
+	e, err := c.Create(context.Background(), client.CreateRequest{Preset: "t"})
 	if err != nil || e.Owner.Tenant != "local" {
 		t.Fatalf("create over the socket: %+v %v", e, err)
 	}

@@ -69,7 +69,7 @@ func TestEventsResumeAcrossCutConnections(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	a := h.client(tokA)
-	e, err := a.Create(ctx, client.CreateRequest{Template: "t"})
+	e, err := a.Create(ctx, client.CreateRequest{Preset: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestEventsLastEventID(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	a := h.client(tokA)
-	e, _ := a.Create(ctx, client.CreateRequest{Template: "t"})
+	e, _ := a.Create(ctx, client.CreateRequest{Preset: "t"})
 	proc, err := a.Start(ctx, e.ID, client.ExecRequest{Argv: []string{"count", "5", "0s"}})
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +211,7 @@ func TestEventsErrorEvent(t *testing.T) {
 	h := newHarness(t, func(m *memService) env.Service { return earlyEnd{m} })
 	ctx := context.Background()
 	a := h.client(tokA)
-	e, _ := a.Create(ctx, client.CreateRequest{Template: "t"})
+	e, _ := a.Create(ctx, client.CreateRequest{Preset: "t"})
 	proc, err := a.Start(ctx, e.ID, client.ExecRequest{Argv: []string{"count", "3", "0s"}})
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"net/url"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentbox/agentbox/internal/egress"
+	"github.com/agentbox/agentbox/internal/image"
 	"github.com/agentbox/agentbox/internal/quantity"
 )
 
@@ -47,8 +49,14 @@ type Config struct {
 	// StateDir is where environments keep their state. Default /var/lib/agentbox
 	// as root, else $XDG_STATE_HOME/agentbox.
 	StateDir string `yaml:"state_dir"`
-	// Templates maps template names to host directories (read-only lower layers).
-	Templates map[string]string `yaml:"templates"`
+	// WorkspacePresets maps names to host directories that an environment may
+	// start its workspace from (the read-only lower layer of /workspace,
+	// CreateRequest.preset). Not a template: a template is a root file system
+	// (agentbox template build), which tenants' templates allow.
+	WorkspacePresets map[string]string `yaml:"workspace_presets"`
+	// OldTemplates is the key workspace_presets had before templates became
+	// root file systems; a configuration that still sets it is refused.
+	OldTemplates map[string]string `yaml:"templates"`
 	// PublicMetrics serves every series of /metrics without a token; otherwise
 	// "operator" sees every series and "admin" its own tenant's.
 	PublicMetrics bool `yaml:"public_metrics"`
@@ -129,16 +137,43 @@ type Limits struct {
 type Tenant struct {
 	Quota Quota `yaml:"quota"`
 	// WorkspaceRoots are the host directories under which this tenant may name a
-	// workspace to create an environment from. Empty: templates only.
+	// workspace to create an environment from. Empty: presets only.
 	WorkspaceRoots []string `yaml:"workspace_roots"`
 	// MountRoots are the host directories under which this tenant may name a
 	// mount's source (CreateRequest.mounts). Empty: no mounts.
 	MountRoots []string `yaml:"mount_roots"`
 	Rate       Rate     `yaml:"rate"`
+	// Templates says which templates (root file systems in the image store)
+	// this tenant's environments may use and whether it may build them.
+	Templates TemplateAccess `yaml:"templates"`
 	// Network bounds what this tenant's environments may reach (egress.Policy's
 	// Within): the hosts, private prefixes and pins they ask for must fall inside
 	// it. Nil: no network at all.
 	Network *NetworkBound `yaml:"network"`
+}
+
+// TemplateAccess is what a tenant may do with templates. The zero value: none
+// (its environments run on the host's system directories).
+type TemplateAccess struct {
+	// Use lists the templates its environments may start from; "*" is every
+	// template in the store.
+	Use []string `yaml:"use"`
+	// Build lists the template names it may build from specs (replacing what
+	// the name pointed at) and delete over the API; it may use them too. No
+	// two tenants share a name here, and "*" (every name) is for a tenant that
+	// is alone in having templates. A tenant using a name another may build
+	// trusts that tenant with its environments' root file system.
+	Build []string `yaml:"build"`
+}
+
+// MayUse reports whether the tenant may start environments from template name.
+func (a TemplateAccess) MayUse(name string) bool {
+	return slices.Contains(a.Use, "*") || slices.Contains(a.Use, name) || a.MayBuild(name)
+}
+
+// MayBuild reports whether the tenant may build and delete template name.
+func (a TemplateAccess) MayBuild(name string) bool {
+	return slices.Contains(a.Build, "*") || slices.Contains(a.Build, name)
 }
 
 // NetworkBound is the most a tenant's environments may allow.
@@ -221,10 +256,11 @@ func Parse(b []byte, dir string) (*Config, error) {
 // Local is the configuration of a personal daemon: one tenant, "local", whose
 // environments may start from a workspace under workspaceRoots (LocalWorkspaceRoots
 // gives the default) and reach any network, and one token with every scope
-// (operator too: the user runs the daemon). It allows no mounts: a mount may write
-// to the host, a workspace never does.
+// (operator too: the user runs the daemon); it may build and use every template. It
+// allows no mounts: a mount may write to the host, a workspace never does.
 func Local(token string, workspaceRoots ...string) *Config {
-	c := &Config{Tenants: map[string]Tenant{"local": {Network: &NetworkBound{Any: true}, WorkspaceRoots: workspaceRoots}},
+	c := &Config{Tenants: map[string]Tenant{"local": {Network: &NetworkBound{Any: true}, WorkspaceRoots: workspaceRoots,
+		Templates: TemplateAccess{Build: []string{"*"}}}},
 		Tokens: []Token{{Name: "local", Token: token, Tenant: "local", Scopes: AllScopes}}}
 	if err := c.finish(""); err != nil {
 		panic(err) // a literal configuration
@@ -294,9 +330,12 @@ func (c *Config) finish(dir string) error {
 		}
 		c.MCP.AllowedOrigins[i] = strings.ToLower(o)
 	}
-	for name, dir := range c.Templates {
+	if c.OldTemplates != nil {
+		return bad("templates: this key is now workspace_presets (host directories an environment's /workspace starts from; create with preset: NAME); a template is now a root file system built with agentbox template build, which tenants.NAME.templates allows")
+	}
+	for name, dir := range c.WorkspacePresets {
 		if !filepath.IsAbs(dir) {
-			return bad("template %q: directory must be absolute", name)
+			return bad("workspace preset %q: directory must be absolute", name)
 		}
 	}
 	for name, t := range c.Tenants {
@@ -308,6 +347,13 @@ func (c *Config) finish(dir string) error {
 				return bad("tenant %q: workspace root %q must be absolute", name, r)
 			}
 			t.WorkspaceRoots[i] = filepath.Clean(r)
+		}
+		for _, n := range append(slices.Clone(t.Templates.Use), t.Templates.Build...) {
+			if n != "*" {
+				if err := image.CheckName(n); err != nil {
+					return bad("tenant %q: templates: %v, or \"*\" for every template", name, err)
+				}
+			}
 		}
 		if n := t.Network; n != nil && !n.Any {
 			if err := n.Policy().Validate(); err != nil {
@@ -324,6 +370,9 @@ func (c *Config) finish(dir string) error {
 			t.Rate.PerSecond < 0 || t.Rate.Burst < 0 {
 			return bad("tenant %q: negative quota or rate", name)
 		}
+	}
+	if err := c.checkTemplateBuilders(); err != nil {
+		return err
 	}
 	if len(c.Tokens) == 0 {
 		return bad("no tokens: nobody could use the server")
@@ -350,6 +399,30 @@ func (c *Config) finish(dir string) error {
 		for _, s := range t.Scopes {
 			if !slices.Contains(AllScopes, s) {
 				return bad("%s: unknown scope %q (known: %s)", t.Name, s, strings.Join(AllScopes, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// checkTemplateBuilders refuses two tenants that may build one name (either
+// could replace the other's template), and "*" beside any other tenant with
+// templates.
+func (c *Config) checkTemplateBuilders() error {
+	builder := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(c.Tenants)) {
+		t := c.Tenants[name].Templates
+		for _, n := range t.Build {
+			if other, ok := builder[n]; ok {
+				return bad("tenants %q and %q may both build template %q: give each name to one tenant (templates.build)", other, name, n)
+			}
+			builder[n] = name
+		}
+	}
+	if all, ok := builder["*"]; ok {
+		for _, name := range slices.Sorted(maps.Keys(c.Tenants)) {
+			if t := c.Tenants[name].Templates; name != all && (len(t.Use) > 0 || len(t.Build) > 0) {
+				return bad("tenant %q may build every template (templates.build: [\"*\"]), so no other tenant may have templates, but %q has", all, name)
 			}
 		}
 	}

@@ -14,13 +14,13 @@ import (
 
 const good = `
 listen: 127.0.0.1:7070
-templates: {py: /srv/templates/py}
+workspace_presets: {py: /srv/presets/py}
 shutdown: {grace: 5s}
 limits: {request_bytes: 2M, default_memory: 256M, max_ttl: 1h, max_output_total: 16M, body_timeout: 5s, max_connections: 8}
 artifacts: {ttl: 24h, max_bytes: 2G, gc_interval: 1m}
 tenants:
   acme: {quota: {environments: 4, memory: 2G, artifact_bytes: 1G, artifacts: 100}, workspace_roots: [/srv/work/acme/], rate: {per_second: 10, burst: 20},
-         network: {allow: ["*.example.com", "preset:npm"], allow_private: [10.1.0.0/16]}}
+         network: {allow: ["*.example.com", "preset:npm"], allow_private: [10.1.0.0/16]}, templates: {use: [python-pytest], build: ["go:1.22"]}}
   beta: {}
 tokens:
   - {name: ci, sha256: %s, tenant: acme, task: t1, scopes: [exec, "file:read"]}
@@ -44,7 +44,15 @@ func TestParse(t *testing.T) {
 	a := c.Tenants["acme"]
 	if a.Quota.Environments != 4 || a.Quota.Memory != 2<<30 || a.Quota.ArtifactBytes != 1<<30 || a.Quota.Artifacts != 100 ||
 		a.WorkspaceRoots[0] != "/srv/work/acme" || a.Rate.Burst != 20 || a.Network == nil || len(a.Network.Allow) != 2 ||
-		a.Network.AllowPrivate[0].String() != "10.1.0.0/16" || c.Tenants["beta"].Network != nil {
+		a.Network.AllowPrivate[0].String() != "10.1.0.0/16" || c.Tenants["beta"].Network != nil ||
+		c.WorkspacePresets["py"] != "/srv/presets/py" {
+		t.Fatalf("tenant %+v", a)
+	}
+	if !a.Templates.MayBuild("go:1.22") || a.Templates.MayBuild("python-pytest") || !a.Templates.MayUse("python-pytest") || !a.Templates.MayUse("go:1.22") || a.Templates.MayUse("node") ||
+		c.Tenants["beta"].Templates.MayUse("python-pytest") || c.Tenants["beta"].Templates.MayBuild("x") {
+		t.Fatalf("templates %+v", a.Templates)
+	}
+	if l := Local("local-token-0123456789").Tenants["local"].Templates; !l.MayBuild("anything") || !l.MayUse("anything") {
 		t.Fatalf("tenant %+v", a)
 	}
 	l := c.Limits
@@ -91,6 +99,10 @@ func TestParseRejects(t *testing.T) {
 		{"default workspace over the cap", "limits: {default_workspace: 2G, max_workspace: 1G}\ntenants: {a: {}}\ntokens: [" + tok + "]", "exceeds limits.max_workspace"},
 		{"bad network host", "tenants: {a: {network: {allow: [\"*.com\"]}}}\ntokens: [" + tok + "]", "public suffix"},
 		{"bad network prefix", "tenants: {a: {network: {allow_private: [10.1.2.3]}}}\ntokens: [" + tok + "]", "10.1.2.3"},
+		{"old templates key", "templates: {py: /srv/py}\ntenants: {a: {}}\ntokens: [" + tok + "]", "now workspace_presets"},
+		{"bad template name", "tenants: {a: {templates: {use: [Python]}}}\ntokens: [" + tok + "]", `templates: image name "Python"`},
+		{"two builders", "tenants: {a: {templates: {build: [py]}}, b: {templates: {build: [py]}}}\ntokens: [" + tok + "]", `may both build template "py"`},
+		{"star builder not alone", "tenants: {a: {templates: {build: [\"*\"]}}, b: {templates: {use: [py]}}}\ntokens: [" + tok + "]", `no other tenant may have templates`},
 		{"negative connections", "limits: {max_connections: -1}\ntenants: {a: {}}\ntokens: [" + tok + "]", "negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -194,7 +206,7 @@ func TestExampleParses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("example with every key uncommented does not parse: %v\n%s", err, full)
 	}
-	if c2.Templates["python"] == "" || len(c2.Tenants["local"].MountRoots) != 1 || c2.Limits.MaxConnections != 256 ||
+	if c2.WorkspacePresets["python"] == "" || len(c2.Tenants["local"].Templates.Use) != 1 || len(c2.Tenants["local"].MountRoots) != 1 || c2.Limits.MaxConnections != 256 ||
 		c2.SocketMode != "0600" || c2.Listen == "" || len(c2.Tenants["local"].Network.AllowPrivate) != 1 {
 		t.Fatalf("uncommented keys not read: %+v\n%s", c2, full)
 	}

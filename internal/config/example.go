@@ -27,9 +27,10 @@ const example = `# agentbox serve configuration (agentbox serve --config FILE, o
 # /var/lib/agentbox as root).
 # state_dir: /var/lib/agentbox
 
-# Named read-only starting trees: env create --template NAME.
-# templates:
-#   python: /srv/agentbox/templates/python
+# Named host directories an environment's workspace may start from:
+# env create --preset NAME. (Root file systems are templates: agentbox template.)
+# workspace_presets:
+#   python: /srv/agentbox/presets/python
 
 tenants:
   local:
@@ -49,6 +50,11 @@ tenants:
       any: true
       # allow: [pypi, github.com]
       # allow_private: [10.0.0.0/8]
+    # The templates (root file systems of the image store) its environments may
+    # use, and the names it may build and delete; "*" is every name.
+    # templates:
+    #   use: [python-pytest]
+    #   build: [python-pytest]
     # quota: {environments: 0, memory: 0, artifact_bytes: 0, artifacts: 0}   # 0: unbounded
     # rate: {per_second: 0, burst: 0}                                        # 0: unbounded
 

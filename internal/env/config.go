@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/agentbox/agentbox/internal/image"
 )
 
 // Config configures a Manager. The zero value of every field but StateDir is
@@ -18,10 +20,13 @@ type Config struct {
 	// ArtifactDir is the artifact store (StateDir/artifacts when empty). It
 	// survives restarts; environments do not.
 	ArtifactDir string
-	// Templates maps template names to host directories: the read-only lower
-	// layer shared by every environment made from the template. They must not
+	// Presets maps workspace preset names to host directories: the read-only lower
+	// layer shared by every environment made from the workspace preset. They must not
 	// change while environments use them.
-	Templates map[string]string
+	Presets map[string]string
+	// Images is the image store that CreateOptions.Template names templates
+	// in (nil: environments run on the host's system directories only).
+	Images *image.Store
 
 	// Defaults fills in the zero fields of CreateOptions.Limits; where it is zero
 	// too, memory and pids take the sandbox's defaults (sandbox.DefaultMemory,
@@ -61,7 +66,7 @@ type Config struct {
 	MaxDiffBytes int64
 	// AllowHardlinks lets file reads open files with several links. Sandboxed code
 	// cannot create a link to a file outside its workspace, but the host
-	// workspace or template may hold one (see workspace.Options).
+	// workspace or workspace preset may hold one (see workspace.Options).
 	AllowHardlinks bool
 
 	// EventBytes caps the output a background command keeps for Events replays
@@ -98,21 +103,21 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ArtifactDir, err = filepath.Abs(c.ArtifactDir); err != nil {
 		return c, err
 	}
-	templates := map[string]string{}
-	for name, dir := range c.Templates {
+	presets := map[string]string{}
+	for name, dir := range c.Presets {
 		if name == "" {
-			return c, fmt.Errorf("%w: a template has an empty name", ErrInvalid)
+			return c, fmt.Errorf("%w: a workspace preset has an empty name", ErrInvalid)
 		}
 		abs, err := filepath.Abs(dir)
 		if err != nil {
 			return c, err
 		}
 		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-			return c, fmt.Errorf("%w: template %q: %s is not a directory", ErrInvalid, name, abs)
+			return c, fmt.Errorf("%w: workspace preset %q: %s is not a directory", ErrInvalid, name, abs)
 		}
-		templates[name] = abs
+		presets[name] = abs
 	}
-	c.Templates = templates
+	c.Presets = presets
 	defaults := []struct {
 		v *int64
 		d int64

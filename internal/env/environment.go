@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/egress"
+	"github.com/agentbox/agentbox/internal/image"
 	"github.com/agentbox/agentbox/internal/sandbox"
 	"github.com/agentbox/agentbox/internal/workspace"
 )
@@ -33,9 +34,10 @@ const (
 type environment struct {
 	m     *Manager
 	id    string
-	info  Info   // immutable after Create, but for LastUsed (in mu)
-	lower string // the host directory below the overlay
-	dir   string // StateDir/envs/<id>: command outputs on their way to the store
+	info  Info         // immutable after Create, but for LastUsed (in mu)
+	lower string       // the host directory below the overlay
+	img   *image.Image // the root's template, held open while the environment lives (nil: none)
+	dir   string       // StateDir/envs/<id>: command outputs on their way to the store
 	sb    *sandbox.Sandbox
 	proxy *egress.Proxy // CreateOptions.Network's; closed after sb
 	uid   int           // the sandbox user's host uid and gid
@@ -70,9 +72,10 @@ type environment struct {
 }
 
 // Create starts an environment: a persistent sandbox whose /workspace is an
-// overlay of the workspace directory or template (read-only, shared) and a
+// overlay of the workspace directory or workspace preset (read-only, shared) and a
 // private upper layer of Limits.WorkspaceSize. With neither, /workspace starts
-// empty.
+// empty. Its root file system is the template's image, or the host's system
+// directories.
 func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 	if err := validate(&o); err != nil {
 		return Info{}, err
@@ -81,6 +84,16 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
+	img, err := m.openTemplate(o.Template)
+	if err != nil {
+		return Info{}, err
+	}
+	started := false
+	defer func() {
+		if !started && img != nil {
+			img.Close()
+		}
+	}()
 	lim := o.Limits
 	d := m.cfg.Defaults
 	if lim.Memory == 0 {
@@ -115,8 +128,8 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 	}
 
 	now := time.Now().UTC()
-	e := &environment{m: m, id: newID(), lower: lower, lastUsed: now, procs: map[string]*process{}}
-	e.info = Info{ID: e.id, Owner: o.Owner, Labels: o.Labels, Limits: lim, Template: o.Template,
+	e := &environment{m: m, id: newID(), lower: lower, img: img, lastUsed: now, procs: map[string]*process{}}
+	e.info = Info{ID: e.id, Owner: o.Owner, Labels: o.Labels, Limits: lim, Preset: o.Preset, Template: o.Template,
 		CreatedAt: now, State: StateRunning}
 	if o.Network != nil {
 		n := *o.Network
@@ -146,6 +159,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 	cfg := sandbox.Config{
 		Persistent:    true,
 		Workspace:     lower,
+		Image:         img,
 		Mounts:        mounts,
 		WorkspaceSize: lim.WorkspaceSize,
 		Memory:        lim.Memory,
@@ -194,6 +208,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 		return Info{}, fmt.Errorf("env: open workspace: %w", err)
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
+	started = true // teardown closes img from here on
 
 	m.mu.Lock()
 	if m.closed {
@@ -222,8 +237,8 @@ func validate(o *CreateOptions) error {
 	switch {
 	case o.Owner.Tenant == "":
 		return bad("no owner tenant")
-	case o.Workspace != "" && o.Template != "":
-		return bad("give a workspace or a template, not both")
+	case o.Workspace != "" && o.Preset != "":
+		return bad("give a workspace or a workspace preset, not both")
 	case o.TTL < 0 || o.Idle < 0:
 		return bad("ttl and idle timeout must not be negative")
 	case l.Memory < 0 || (l.Memory > 0 && l.Memory < 1<<20):
@@ -263,10 +278,10 @@ func (mt Mount) sandbox() sandbox.Mount {
 // lowerOf resolves the environment's lower layer.
 func (m *Manager) lowerOf(o CreateOptions) (string, error) {
 	switch {
-	case o.Template != "":
-		dir, ok := m.cfg.Templates[o.Template]
+	case o.Preset != "":
+		dir, ok := m.cfg.Presets[o.Preset]
 		if !ok {
-			return "", fmt.Errorf("%w: no template %q", ErrInvalid, o.Template)
+			return "", fmt.Errorf("%w: no workspace preset %q", ErrInvalid, o.Preset)
 		}
 		return dir, nil
 	case o.Workspace != "":
@@ -343,6 +358,9 @@ func (e *environment) teardown() error {
 		}
 		if e.proxy != nil {
 			e.proxy.Close() // after the sandbox: its last connections are logged
+		}
+		if e.img != nil {
+			e.img.Close() // after the sandbox: its layers may go at the next GC
 		}
 		e.files.Lock()
 		if e.root != nil {

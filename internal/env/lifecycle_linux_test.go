@@ -187,18 +187,18 @@ func TestLifecycle(t *testing.T) {
 
 // TestCreateInvalid: bad requests fail with ErrInvalid before anything starts.
 func TestCreateInvalid(t *testing.T) {
-	m := newManager(t, Config{Templates: map[string]string{"base": t.TempDir()}})
+	m := newManager(t, Config{Presets: map[string]string{"base": t.TempDir()}})
 	ws := t.TempDir()
 	for name, o := range map[string]CreateOptions{
-		"no tenant":        {Workspace: ws},
-		"both":             {Owner: alice, Workspace: ws, Template: "base"},
-		"unknown template": {Owner: alice, Template: "nope"},
-		"relative":         {Owner: alice, Workspace: "rel/dir"},
-		"missing":          {Owner: alice, Workspace: "/nonexistent/agentbox"},
-		"network":          {Owner: alice, Network: &Network{Allow: []string{"*.com"}}},
-		"memory":           {Owner: alice, Limits: Limits{Memory: 1000}},
-		"negative ttl":     {Owner: alice, TTL: -1},
-		"label":            {Owner: alice, Labels: map[string]string{"": "x"}},
+		"no tenant":                {Workspace: ws},
+		"both":                     {Owner: alice, Workspace: ws, Preset: "base"},
+		"unknown workspace preset": {Owner: alice, Preset: "nope"},
+		"relative":                 {Owner: alice, Workspace: "rel/dir"},
+		"missing":                  {Owner: alice, Workspace: "/nonexistent/agentbox"},
+		"network":                  {Owner: alice, Network: &Network{Allow: []string{"*.com"}}},
+		"memory":                   {Owner: alice, Limits: Limits{Memory: 1000}},
+		"negative ttl":             {Owner: alice, TTL: -1},
+		"label":                    {Owner: alice, Labels: map[string]string{"": "x"}},
 	} {
 		if _, err := m.Create(context.Background(), o); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: Create = %v, want ErrInvalid", name, err)

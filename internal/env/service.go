@@ -55,13 +55,16 @@ type Limits struct {
 	WorkspaceSize int64   `json:"workspace_bytes,omitempty"`
 }
 
-// CreateOptions describe a new environment. Exactly one of Workspace and Template is set.
+// CreateOptions describe a new environment. Exactly one of Workspace and Preset is set.
 type CreateOptions struct {
-	Owner     Owner    `json:"owner"`
-	Workspace string   `json:"workspace,omitempty"` // host directory (read-only lower layer)
-	Template  string   `json:"template,omitempty"`  // name of a registered template
-	Limits    Limits   `json:"limits"`
-	Network   *Network `json:"network,omitempty"` // nil: no network but the sandbox's own loopback
+	Owner     Owner  `json:"owner"`
+	Workspace string `json:"workspace,omitempty"` // host directory (read-only lower layer)
+	Preset    string `json:"preset,omitempty"`    // name of a registered workspace preset
+	// Template names the root file system, an image in Config.Images (empty:
+	// the host's system directories). The workspace stays /workspace.
+	Template string   `json:"template,omitempty"`
+	Limits   Limits   `json:"limits"`
+	Network  *Network `json:"network,omitempty"` // nil: no network but the sandbox's own loopback
 	// Mounts are host directories shown at paths outside /workspace (see Mount).
 	Mounts []Mount           `json:"mounts,omitempty"`
 	TTL    time.Duration     `json:"ttl,omitempty"`
@@ -103,6 +106,7 @@ type Info struct {
 	Owner     Owner             `json:"owner"`
 	Labels    map[string]string `json:"labels,omitempty"`
 	Limits    Limits            `json:"limits"`
+	Preset    string            `json:"preset,omitempty"`
 	Template  string            `json:"template,omitempty"`
 	Mounts    []Mount           `json:"mounts,omitempty"` // targets and modes; no host path
 	CreatedAt time.Time         `json:"created_at"`

@@ -107,16 +107,16 @@ func TestReaperRuns(t *testing.T) {
 	f.check(t)
 }
 
-// TestTemplateSharing: two environments from one template share its read-only
-// lower layer and have independent upper layers; the template never changes.
-func TestTemplateSharing(t *testing.T) {
+// TestPresetSharing: two environments from one workspace preset share its read-only
+// lower layer and have independent upper layers; the workspace preset never changes.
+func TestPresetSharing(t *testing.T) {
 	tmpl := fixture(t)
-	m := newManager(t, Config{Templates: map[string]string{"base": tmpl}})
+	m := newManager(t, Config{Presets: map[string]string{"base": tmpl}})
 	ctx := context.Background()
-	a := create(t, m, CreateOptions{Template: "base"})
-	b := create(t, m, CreateOptions{Template: "base"})
-	if a.Template != "base" {
-		t.Fatalf("Info.Template %q", a.Template)
+	a := create(t, m, CreateOptions{Preset: "base"})
+	b := create(t, m, CreateOptions{Preset: "base"})
+	if a.Preset != "base" {
+		t.Fatalf("Info.Preset %q", a.Preset)
 	}
 	sh(t, m, a.ID, "echo from a > README.md; echo a > only-a")
 	if err := m.WriteFile(ctx, alice, b.ID, "only-b", []byte("b\n")); err != nil {
@@ -135,10 +135,10 @@ func TestTemplateSharing(t *testing.T) {
 		t.Errorf("diffs mix:\n%s\n---\n%s", da, db)
 	}
 	if got, _ := os.ReadFile(filepath.Join(tmpl, "README.md")); string(got) != "hello\n" {
-		t.Errorf("template changed: %q", got)
+		t.Errorf("workspace preset changed: %q", got)
 	}
 	if ents, _ := os.ReadDir(tmpl); len(ents) != 3 {
-		t.Errorf("template has %d entries", len(ents))
+		t.Errorf("workspace preset has %d entries", len(ents))
 	}
 }
 

@@ -179,7 +179,7 @@ func (o *Options) runAgent(ctx context.Context, run string, t *task.Task, n int,
 		}
 	}
 	s, err := agent.RunSession(ctx, agent.SessionOptions{
-		Env: tool.EnvOptions{Service: o.Service, Owner: o.owner(t), Workspace: t.Repo, Egress: o.Egress,
+		Env: tool.EnvOptions{Service: o.Service, Owner: o.owner(t), Workspace: t.Repo, Template: t.Environment.TemplateName(), Egress: o.Egress,
 			Limits: spec.limits, TTL: spec.wall + 5*time.Minute, Labels: spec.labels, Mounts: spec.mounts,
 			Tools: tool.BuiltinOptions{TestCommand: t.PublicTestCommand, TestTimeout: t.Limits.Timeout, Env: spec.env}},
 		Permissions: perms, Goal: t.Statement, Policy: pol, Limits: lim, Model: o.Model,

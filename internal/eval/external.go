@@ -66,7 +66,7 @@ func (o *Options) runExternal(ctx context.Context, t *task.Task, n int, dir stri
 	// A tenant of its own: the token reaches only the environments of its
 	// tenant, and this tenant has exactly one.
 	owner := env.Owner{Tenant: "eval-" + rand.Text()[:12], Task: t.ID}
-	info, err := o.Service.Create(ctx, env.CreateOptions{Owner: owner, Workspace: t.Repo, Limits: spec.limits,
+	info, err := o.Service.Create(ctx, env.CreateOptions{Owner: owner, Workspace: t.Repo, Template: t.Environment.TemplateName(), Limits: spec.limits,
 		TTL: spec.wall + 5*time.Minute, Labels: spec.labels, Mounts: spec.mounts})
 	if err != nil {
 		return nil, fmt.Errorf("create the agent's environment: %w", err)

@@ -407,9 +407,12 @@ func (r *run) once(ctx context.Context, v *Verdict, hidden string) (res task.Res
 	co := env.CreateOptions{
 		Owner:     r.owner,
 		Workspace: r.t.Repo, // read-only lower layer: the task directory is never modified
-		Limits:    env.Limits{Memory: r.t.Limits.Memory, Pids: r.t.Limits.Pids},
-		Mounts:    r.mounts(),
-		Labels:    map[string]string{"agentbox.grade": r.t.ID},
+		// The agent's root file system too (task.yaml environment); the caller
+		// has built it (task.Environment.Ensure).
+		Template: r.t.Environment.TemplateName(),
+		Limits:   env.Limits{Memory: r.t.Limits.Memory, Pids: r.t.Limits.Pids},
+		Mounts:   r.mounts(),
+		Labels:   map[string]string{"agentbox.grade": r.t.ID},
 	}
 	if n := r.t.Network; n != nil {
 		// For setup only: test closes it before the test command runs.

@@ -18,6 +18,8 @@ import (
 // Options configure the tools. Service is required.
 type Options struct {
 	Service Service
+	// Templates, if set, serves template_list and template_inspect.
+	Templates Templates
 	// Redactor removes host paths from error messages (nil: none to remove).
 	Redactor *wire.Redactor
 	// Logger receives internal errors. Default: none.
@@ -47,6 +49,7 @@ func NewServer(d Options) *mcp.Server {
 	t.addExec(s)
 	t.addFiles(s)
 	t.addEdit(s)
+	t.addTemplates(s)
 	return s
 }
 

@@ -28,9 +28,9 @@ type destroyOut struct {
 
 func (t *tools) addEnv(s *mcp.Server) {
 	svc := t.d.Service
-	add(t, s, &mcp.Tool{Name: "env_create", Description: "Create an environment: a sandbox with a private copy-on-write workspace made from a template or an allowed host directory. Returns its id.",
+	add(t, s, &mcp.Tool{Name: "env_create", Description: "Create an environment: a sandbox with a private copy-on-write workspace made from a workspace preset or an allowed host directory, on a template's root file system (template_list) or the host's. Returns its id.",
 		Annotations: hints("Create environment", false, false, false)},
-		func(client.CreateRequest) string { return "template" },
+		func(client.CreateRequest) string { return "environment" },
 		func(ctx context.Context, in client.CreateRequest) (client.Environment, error) {
 			return svc.Create(ctx, in)
 		})

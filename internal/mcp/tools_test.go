@@ -63,7 +63,7 @@ func session(t *testing.T, d Options) *sdk.ClientSession {
 // TestToolAnnotations: every tool has input and output schemas (objects) and the
 // annotations this table holds; none is open-world.
 func TestToolAnnotations(t *testing.T) {
-	cs := session(t, Options{Service: wire.New(stubService{})})
+	cs := session(t, Options{Service: wire.New(stubService{}), Templates: stubTemplates{}})
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +79,7 @@ func TestToolAnnotations(t *testing.T) {
 		"files_download": {true, false, true}, "files_upload": {false, true, true},
 		"patch_apply": {false, true, false}, "str_replace": {false, true, false}, "diff": {true, false, true},
 		"artifact_export": {false, false, true}, "artifact_read": {true, false, true},
+		"template_list": {true, false, true}, "template_inspect": {true, false, true},
 	}
 	if len(res.Tools) != len(want) {
 		t.Errorf("%d tools, want %d", len(res.Tools), len(want))
@@ -186,4 +187,11 @@ func TestToolResults(t *testing.T) {
 	if json.Unmarshal(b, &r); r.Stdout != "sh -c echo a | wc -c" {
 		t.Fatalf("command ran as %q", r.Stdout)
 	}
+}
+
+type stubTemplates struct{}
+
+func (stubTemplates) List(context.Context) ([]client.Template, error) { return nil, nil }
+func (stubTemplates) Inspect(context.Context, string) (client.TemplateInfo, error) {
+	return client.TemplateInfo{}, nil
 }

@@ -47,6 +47,7 @@ type file struct {
 	Protected         []string       `yaml:"protected"`
 	Setup             []string       `yaml:"setup"`
 	Network           *fileNetwork   `yaml:"network"`
+	Environment       yaml.Node      `yaml:"environment"`
 	TestCommand       []string       `yaml:"test_command"`
 	Env               []string       `yaml:"env"`
 	PublicTestCommand []string       `yaml:"public_test_command"`
@@ -186,6 +187,9 @@ func (l *loader) fields(f *file) (*Task, error) {
 		return nil, l.errf("id", "%v", err)
 	}
 	t.ID = f.ID
+	if err := l.environment(t, &f.Environment); err != nil {
+		return nil, err
+	}
 	t.Title = strings.TrimSpace(f.Title)
 	switch {
 	case t.Title == "":

@@ -50,6 +50,10 @@ type Spec struct {
 	Timeout string `yaml:"timeout,omitempty" json:"timeout,omitempty"`
 	Memory  string `yaml:"memory,omitempty" json:"memory,omitempty"`
 	Pids    string `yaml:"pids,omitempty" json:"pids,omitempty"`
+	// Environment is the tasks' root file system, written to their task.yaml
+	// as it is: a template name, or a build spec (base, steps) that every
+	// task of this repository and version shares, built once.
+	Environment any `yaml:"environment,omitempty" json:"environment,omitempty"`
 }
 
 // merge returns s with the fields set in over replacing its own.
@@ -77,6 +81,9 @@ func (s Spec) merge(over Spec) Spec {
 	}
 	if over.Timeout != "" {
 		s.Timeout = over.Timeout
+	}
+	if over.Environment != nil {
+		s.Environment = over.Environment
 	}
 	if over.Memory != "" {
 		s.Memory = over.Memory

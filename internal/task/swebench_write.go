@@ -26,6 +26,7 @@ type sweFile struct {
 	Statement         string         `yaml:"statement"`
 	Language          Language       `yaml:"language"`
 	PublicTests       []string       `yaml:"public_tests,omitempty"`
+	Environment       any            `yaml:"environment,omitempty"`
 	Setup             []string       `yaml:"setup,flow,omitempty"`
 	TestCommand       []string       `yaml:"test_command,flow"`
 	PublicTestCommand []string       `yaml:"public_test_command,flow,omitempty"`
@@ -170,6 +171,7 @@ func (c *importConfig) taskFile(row *sweRow, repo string, hidden map[string][]by
 		Statement:         row.ProblemStatement,
 		Language:          rc.Language,
 		PublicTests:       public,
+		Environment:       sp.Environment,
 		Setup:             rc.Setup,
 		TestCommand:       rc.TestCommand,
 		PublicTestCommand: rc.PublicTestCommand,

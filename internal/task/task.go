@@ -94,6 +94,9 @@ type Task struct {
 	// tests, the task's own protected list and the hidden files.
 	ProtectedGlobs []string
 
+	// Environment is the root file system of the agent's and the grader's
+	// environments (task.yaml environment: a template name or a build spec).
+	Environment Environment
 	Setup       []string       // argv run from the repository root before the tests; may be nil
 	Network     *egress.Policy // what Setup may reach (nil: nothing); the tests never have one
 	TestCommand []string       // argv run from the repository root

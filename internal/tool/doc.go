@@ -2,7 +2,7 @@
 // authorised, checked and run (Registry), what every call returns (Envelope), and
 // the built-in tools that reach code through the environment API (Service, the
 // part of env.Service they call), and the environment a session works in
-// (OpenEnv: made from a host directory or a template, destroyed by Close; with
+// (OpenEnv: made from a host directory or a workspace preset, destroyed by Close; with
 // EnvOptions.Egress it adds http.fetch and the host-side egress proxy it sends
 // through, stopped by Close).
 //

@@ -37,13 +37,16 @@ type Service interface {
 type EnvOptions struct {
 	Service Service
 	Owner   env.Owner
-	// Workspace (a host directory, used as the read-only lower layer) or Template
+	// Workspace (a host directory, used as the read-only lower layer) or Preset
 	// names what the environment starts from.
 	Workspace string
-	Template  string
-	Limits    env.Limits
-	TTL       time.Duration
-	Labels    map[string]string
+	Preset    string
+	// Template is the root file system (a template in the manager's image
+	// store; empty: the host's system directories).
+	Template string
+	Limits   env.Limits
+	TTL      time.Duration
+	Labels   map[string]string
 	// Network, when set, is what the environment may reach (env.CreateOptions);
 	// nil: no network.
 	Network *env.Network
@@ -80,7 +83,7 @@ func OpenEnv(ctx context.Context, o EnvOptions) (*Env, error) {
 	if o.Service == nil {
 		return nil, errors.New("tool: no environment service")
 	}
-	info, err := o.Service.Create(ctx, env.CreateOptions{Owner: o.Owner, Workspace: o.Workspace, Template: o.Template,
+	info, err := o.Service.Create(ctx, env.CreateOptions{Owner: o.Owner, Workspace: o.Workspace, Preset: o.Preset, Template: o.Template,
 		Limits: o.Limits, TTL: o.TTL, Labels: o.Labels, Network: o.Network, Mounts: o.Mounts})
 	if err != nil {
 		return nil, fmt.Errorf("tool: create environment: %w", err)

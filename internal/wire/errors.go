@@ -14,6 +14,7 @@ import (
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/access"
 	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/image"
 	"github.com/agentbox/agentbox/internal/workspace"
 )
 
@@ -173,6 +174,10 @@ var rules = []rule{
 		message: "environment destroyed or expired", action: "create a new environment"},
 	{errs: errs(env.ErrNotFound), status: http.StatusNotFound, code: client.CodeNotFound, message: notFound,
 		action: "list your environments to find the right id"},
+	{errs: errs(image.ErrNotFound), status: http.StatusNotFound, code: client.CodeNotFound,
+		action: "list the templates this tenant may use (GET /v1/templates)"},
+	{errs: errs(access.ErrBadTemplate, image.ErrNoRunner), status: http.StatusBadRequest, code: client.CodeInvalid,
+		action: "fix the template name or build spec as the message says"},
 	{errs: errs(workspace.ErrLimit), status: http.StatusRequestEntityTooLarge, code: client.CodeTooLarge,
 		action: "narrow the request: a subdirectory, a smaller patch, a range"},
 	{errs: errs(workspace.ErrEscape, workspace.ErrHardlink), status: http.StatusForbidden, code: client.CodePermission,

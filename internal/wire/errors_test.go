@@ -16,6 +16,7 @@ import (
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/access"
 	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/image"
 	"github.com/agentbox/agentbox/internal/workspace"
 )
 
@@ -46,6 +47,9 @@ func TestMap(t *testing.T) {
 		{fmt.Errorf("a: %w", workspace.ErrHardlink), 403, "EPERM", false, "hard link"},
 		{&fs.PathError{Op: "open", Path: "a", Err: fs.ErrPermission}, 403, "EPERM", false, "permission denied"},
 		{fmt.Errorf("env abc owned by b: %w", env.ErrNotFound), 404, "ENOENT", false, "environment \"abc\" not found"},
+		{fmt.Errorf("%w: python", image.ErrNotFound), 404, "ENOENT", false, "no such image: python"},
+		{fmt.Errorf("%w: image name \"Py\"", access.ErrBadTemplate), 400, "EINVAL", false, `image name "Py"`},
+		{fmt.Errorf("build: step 1 (run: x): %w", image.ErrNoRunner), 400, "EINVAL", false, "build sandbox"},
 		{fmt.Errorf("gone: %w", env.ErrDestroyed), 404, "ENOENT", false, "destroyed"},
 		{&fs.PathError{Op: "read", Path: "a.txt", Err: fs.ErrNotExist}, 404, "ENOENT", false, "read a.txt"},
 		{&fs.PathError{Op: "mkdir", Path: "d", Err: fs.ErrExist}, 409, "EEXIST", false, "exists"},
