@@ -103,7 +103,7 @@ this run and trusted inside).`,
 	f.DurationVar(&l.KillGrace, "kill-grace", runner.DefaultKillGrace, "time between SIGTERM and SIGKILL when a run is ended")
 	f.StringVar(&o.spec.StdoutFile, "stdout-file", "", "also write the full stdout to this file (up to --output-total)")
 	f.StringVar(&o.spec.StderrFile, "stderr-file", "", "also write the full stderr to this file (up to --output-total)")
-	f.StringVar(&o.isolation, "isolation", string(runner.IsolationNamespace), "namespace (a sandbox; fails closed if the host lacks a mechanism) or process (rlimits and a total kill only)")
+	f.StringVar(&o.isolation, "isolation", string(runner.IsolationNamespace), "namespace (a sandbox; fails closed if the host lacks a mechanism), gvisor (the same sandbox in gVisor's user-space kernel, runsc; no --write, --rootfs, --mount, --allow-host) or process (rlimits and a total kill only)")
 	f.BoolVar(&o.json, "json", false, "print one JSON object describing the run instead of streaming output")
 	f.BoolVar(&o.spec.Sandbox.WriteWorkspace, "write", false, "bind the workspace read-write instead of copy-on-write (namespace isolation)")
 	f.StringVar(&o.spec.Sandbox.RootFS, "rootfs", "", "system tree to use instead of the host's /usr, /bin, /lib (namespace isolation)")

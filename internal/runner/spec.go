@@ -33,6 +33,11 @@ const (
 	// IsolationNamespace runs the command in fresh namespaces with a read-only root,
 	// a copy-on-write workspace, no network, seccomp, Landlock and a cgroup.
 	IsolationNamespace Isolation = "namespace"
+	// IsolationGvisor runs the command in a gVisor sandbox (runsc): the same
+	// filesystem view, limits and no network as the namespace level, with the
+	// command's system calls served by gVisor's user-space kernel instead of the
+	// host's.
+	IsolationGvisor Isolation = "gvisor"
 )
 
 // Limit names what ended a run, in Result.Limit.
@@ -116,7 +121,8 @@ type Spec struct {
 // TTY is the size of a command's terminal in characters; Command.Resize changes it.
 type TTY struct{ Rows, Cols uint16 }
 
-// SandboxOptions apply at the namespace level only.
+// SandboxOptions apply at the namespace level; the gvisor level takes TmpSize and
+// DiffOut.
 type SandboxOptions struct {
 	// WriteWorkspace binds the workspace read-write instead of copy-on-write.
 	WriteWorkspace bool
@@ -237,9 +243,17 @@ func (s *Spec) Validate() error {
 		return invalid("--output-limit %d exceeds --output-total %d", l.OutputLimit, l.OutputTotal)
 	}
 	switch s.Isolation {
-	case "", IsolationProcess, IsolationNamespace:
+	case "", IsolationProcess, IsolationNamespace, IsolationGvisor:
 	default:
-		return invalid("isolation %q: use process or namespace", s.Isolation)
+		return invalid("isolation %q: use process, namespace or gvisor", s.Isolation)
+	}
+	if s.Isolation == IsolationGvisor {
+		if s.Sandbox.WriteWorkspace || s.Sandbox.RootFS != "" || s.Sandbox.WorkspaceSize != 0 || len(s.Sandbox.Mounts) > 0 {
+			return invalid("--write, --rootfs, --workspace-size and --mount need --isolation namespace")
+		}
+		if s.Sandbox.Network != nil {
+			return invalid("--allow-host needs --isolation namespace: the gvisor level has no network but its loopback")
+		}
 	}
 	if s.Isolation == IsolationProcess {
 		if s.Sandbox.WriteWorkspace || s.Sandbox.RootFS != "" || s.Sandbox.Image != nil || s.Sandbox.DiffOut != "" || s.Sandbox.WorkspaceSize != 0 || l.CPUs != 0 || len(s.Sandbox.Mounts) > 0 {

@@ -19,6 +19,8 @@ func start(s Spec, io stdio, res *Result) (child, error) {
 		return startProcess(s, io)
 	case IsolationNamespace:
 		return startNamespace(s, io, res)
+	case IsolationGvisor:
+		return startGvisor(s, io)
 	}
 	return nil, fmt.Errorf("isolation %q is not supported", s.Isolation)
 }

@@ -1,0 +1,365 @@
+package gvisor
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/agentbox/agentbox/internal/cgroup"
+)
+
+// Sandbox is one started command.
+type Sandbox struct {
+	id, state, runsc string
+	cmd              *exec.Cmd
+	cg               *cgroup.Cgroup
+	upper            string
+	release          chan struct{} // ends the thread that started runsc
+	released         sync.Once
+	exited           chan struct{}
+	exit             Exit
+}
+
+// hostOverhead is the backstop added to Pids for the host tasks of the sandbox
+// (runsc, the Sentry's and the gofer's threads, systrap's stub threads).
+const hostOverhead = 512
+
+// Start writes the bundle and starts runsc on it; the command runs once Start
+// returns. The caller must Wait, then Kill and Destroy.
+func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
+	runsc := cfg.Runsc
+	if runsc == "" {
+		runsc = "runsc"
+	}
+	bin, err := exec.LookPath(runsc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s not found: install it with `%s`", ErrUnsupported, runsc, InstallCommand)
+	}
+	id := "agentbox-" + randomHex()
+	state, err := os.MkdirTemp("", "agentbox-gvisor-")
+	if err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	sb := &Sandbox{id: id, state: state, runsc: bin, release: make(chan struct{}), exited: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			sb.Destroy()
+		}
+	}()
+	binds, err := sb.layout(cfg)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.MarshalIndent(spec(cfg, filepath.Join(state, "rootfs"), binds), "", "\t")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(state, "bundle", "config.json"), data, 0o600); err != nil {
+		return nil, err
+	}
+	opts := cgroup.Options{Name: id, MemoryBytes: cfg.Memory, CPUs: cfg.CPUs}
+	if cfg.Pids > 0 {
+		opts.Pids = cfg.Pids + hostOverhead
+	}
+	if sb.cg, err = cgroup.New(opts); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
+	}
+	sb.cmd = exec.Command(bin, sb.flags("run", "--bundle", filepath.Join(state, "bundle"), id)...)
+	sb.cmd.Stdin, sb.cmd.Stdout, sb.cmd.Stderr = stdio.Stdin, stdio.Stdout, stdio.Stderr
+	sb.cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	sb.cmd.Dir = state
+	// runsc run kills the Sentry and the gofer when it dies (it runs them
+	// attached); it dies with the thread that started it.
+	sb.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var overlay *overlayMount
+	if cfg.Workspace != "" {
+		overlay = &overlayMount{lower: cfg.Workspace, upper: sb.upper, work: filepath.Join(state, "work"), merged: filepath.Join(state, "merged")}
+	}
+	if err := startIsolated(sb.cmd, sb.cg, overlay, sb.release); err != nil {
+		return nil, err
+	}
+	go sb.wait()
+	return sb, nil
+}
+
+// flags are runsc's global flags followed by args.
+func (sb *Sandbox) flags(args ...string) []string {
+	f := []string{
+		"--root=" + filepath.Join(sb.state, "runsc"),
+		// runsc run's own log only: it holds the command's raw wait status.
+		"--debug-log=" + filepath.Join(sb.state, "runsc.log"),
+		"--debug-command=run",
+		"--platform=systrap",
+		"--network=none",
+		// The run's own cgroup (see startIsolated) holds runsc and everything it starts.
+		"--ignore-cgroups",
+		// Mounts are what the spec says: no memory overlay over the read-only root.
+		"--overlay2=none",
+		"--rootless=false",
+	}
+	return append(f, args...)
+}
+
+// layout creates the bundle's directories: the empty root with its mount points,
+// the generated /etc, the overlay's layers. It returns the binds in mount order.
+func (sb *Sandbox) layout(cfg Config) ([]bind, error) {
+	root := filepath.Join(sb.state, "rootfs")
+	sb.upper = filepath.Join(sb.state, "upper")
+	for _, d := range []string{"bundle", "runsc", "upper", "work", "merged", "etc", "rootfs"} {
+		if err := os.Mkdir(filepath.Join(sb.state, d), 0o700); err != nil {
+			return nil, err
+		}
+	}
+	// The Sentry and the gofer walk into the root as other users; it holds only
+	// mount points.
+	if err := os.Chmod(root, 0o755); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{"proc", "dev", "sys", "tmp", "etc", "workspace"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	var binds []bind
+	for _, d := range systemDirs {
+		st, err := os.Lstat(d)
+		switch {
+		case err != nil:
+			continue
+		case st.Mode()&os.ModeSymlink != 0: // merged /usr: /bin -> usr/bin
+			target, err := os.Readlink(d)
+			if err != nil {
+				return nil, err
+			}
+			if err := os.Symlink(target, filepath.Join(root, d)); err != nil {
+				return nil, err
+			}
+		case st.IsDir():
+			if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
+				return nil, err
+			}
+			binds = append(binds, bind{source: d, target: d})
+		}
+	}
+	etc, err := sb.etc()
+	if err != nil {
+		return nil, err
+	}
+	binds = append(binds, etc...)
+	if cfg.Workspace != "" {
+		binds = append(binds, bind{source: filepath.Join(sb.state, "merged"), target: Workspace, write: true})
+	}
+	return binds, nil
+}
+
+// systemDirs are the host directories shown read-only, as at the namespace level.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// SystemDirs returns the host directories the sandbox sees at the same paths.
+func SystemDirs() []string { return append([]string(nil), systemDirs...) }
+
+// etc writes the generated /etc and returns its bind and those of the host
+// entries mirrored into it.
+func (sb *Sandbox) etc() ([]bind, error) {
+	dir := filepath.Join(sb.state, "etc")
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
+	for name, content := range etcFiles() {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	binds := []bind{{source: dir, target: "/etc"}}
+	for _, name := range etcHost() {
+		host := filepath.Join("/etc", name)
+		st, err := os.Stat(host)
+		if err != nil {
+			continue
+		}
+		at := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
+			return nil, err
+		}
+		if st.IsDir() {
+			err = os.Mkdir(at, 0o755)
+		} else {
+			err = os.WriteFile(at, nil, 0o644)
+		}
+		if err != nil {
+			return nil, err
+		}
+		binds = append(binds, bind{source: host, target: "/etc/" + name})
+	}
+	return binds, nil
+}
+
+func (sb *Sandbox) wait() {
+	defer close(sb.exited)
+	err := sb.cmd.Wait()
+	status, ok := exitStatus(filepath.Join(sb.state, "runsc.log"))
+	switch {
+	case ok && status.Signaled():
+		sb.exit.Signal = status.Signal()
+	case ok:
+		sb.exit.ExitCode = status.ExitStatus()
+	default:
+		// No status of the command: runsc failed, or was killed with the sandbox.
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			if ws, isWS := ee.Sys().(syscall.WaitStatus); isWS && ws.Signaled() {
+				sb.exit.Signal = ws.Signal()
+				return
+			}
+		}
+		sb.exit.Err = fmt.Errorf("runsc failed: %w", runscError(filepath.Join(sb.state, "runsc.log"), err))
+	}
+}
+
+// Wait blocks until runsc has returned.
+func (sb *Sandbox) Wait() Exit {
+	<-sb.exited
+	return sb.exit
+}
+
+// Signal sends sig to every process of the sandbox; SIGKILL kills the sandbox.
+func (sb *Sandbox) Signal(sig syscall.Signal) {
+	if sig == syscall.SIGKILL {
+		sb.cg.Kill()
+		return
+	}
+	select {
+	case <-sb.exited:
+		return
+	default:
+	}
+	kill := exec.Command(sb.runsc, sb.flags("kill", "--all", sb.id, strconv.Itoa(int(sig)))...)
+	kill.Env = sb.cmd.Env
+	kill.Run() // a sandbox that is already gone has nothing to signal
+}
+
+// Stats reads the sandbox's cgroup.
+func (sb *Sandbox) Stats() (Stats, error) { return sb.cg.Stats() }
+
+// Kill ends every process of the sandbox and returns once none is left.
+func (sb *Sandbox) Kill() error {
+	err := sb.cg.Kill()
+	if err == nil {
+		<-sb.exited
+	}
+	return err
+}
+
+// UpperDir is the overlay's upper layer: the workspace's changes. Read it after
+// Kill; it is gone after Destroy.
+func (sb *Sandbox) UpperDir() string { return sb.upper }
+
+// Destroy kills what is left, removes the cgroup and the state directory, and
+// returns how many host tasks of the sandbox could not be killed.
+func (sb *Sandbox) Destroy() (survivors int, err error) {
+	var errs []error
+	if sb.cg != nil {
+		if err := sb.cg.Kill(); err != nil {
+			errs = append(errs, err)
+			if st, serr := sb.cg.Stats(); serr == nil {
+				survivors = int(st.Pids)
+			}
+		}
+	}
+	if sb.cmd != nil && sb.cmd.Process != nil && survivors == 0 {
+		<-sb.exited
+	}
+	sb.released.Do(func() { close(sb.release) })
+	if sb.cg != nil && survivors == 0 {
+		if err := sb.cg.Delete(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if survivors == 0 {
+		if err := os.RemoveAll(sb.state); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return survivors, errors.Join(errs...)
+}
+
+// exitStatus reads the command's wait status from runsc's log ("Exiting with
+// status: N", the raw status): runsc's own exit code says 128+N for both a death
+// by signal N and an exit with that code.
+func exitStatus(log string) (syscall.WaitStatus, bool) {
+	data, err := os.ReadFile(log)
+	if err != nil {
+		return 0, false
+	}
+	const marker = "Exiting with status: "
+	i := bytes.LastIndex(data, []byte(marker))
+	if i < 0 {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(string(data[i+len(marker):]), "\n")
+	n, err := strconv.ParseUint(strings.TrimSpace(line), 10, 32)
+	if err != nil {
+		return 0, false
+	}
+	return syscall.WaitStatus(n), true
+}
+
+// ErrNotFound and ErrNotExecutable say that runsc could not execute the command.
+var (
+	ErrNotFound      = errors.New("command not found in the sandbox")
+	ErrNotExecutable = errors.New("command cannot be executed in the sandbox")
+)
+
+// runscError is runsc's fatal error from its log (or its last warning), or err.
+func runscError(log string, err error) error {
+	f, ferr := os.Open(log)
+	if ferr != nil {
+		return err
+	}
+	defer f.Close()
+	var last, fatal string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if _, msg, ok := strings.Cut(l, "FATAL ERROR: "); ok {
+			fatal = msg
+		} else if strings.HasPrefix(l, "W") || strings.HasPrefix(l, "E") {
+			if _, msg, ok := strings.Cut(l, "] "); ok {
+				last = msg
+			}
+		}
+	}
+	if fatal != "" {
+		last = fatal
+	}
+	if last == "" {
+		return err
+	}
+	if exe := strings.Contains(last, "finding executable") || strings.Contains(last, "failed to load"); exe {
+		switch {
+		case strings.Contains(last, "no such file or directory"):
+			return fmt.Errorf("%w: %s", ErrNotFound, last)
+		case strings.Contains(last, "permission denied"), strings.Contains(last, "exec format error"), strings.Contains(last, "is a directory"):
+			return fmt.Errorf("%w: %s", ErrNotExecutable, last)
+		}
+	}
+	return errors.New(last)
+}
+
+func randomHex() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

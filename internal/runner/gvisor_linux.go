@@ -1,0 +1,111 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/gvisor"
+	"github.com/agentbox/agentbox/internal/sandbox"
+)
+
+// The gvisor level: package gvisor runs the command in a gVisor sandbox (runsc),
+// behind the same contract as the namespace level. The sandbox's cgroup holds
+// every host process of it, so its figures are the run's and its kill is total.
+
+type gvChild struct {
+	sb   *gvisor.Sandbox
+	spec Spec
+	ws   string // the host workspace: the overlay's lower layer
+}
+
+func startGvisor(s Spec, io stdio) (child, error) {
+	memory := s.Limits.Memory
+	if memory == 0 {
+		memory = sandbox.DefaultMemory()
+	}
+	pids := s.Limits.Pids
+	if pids == 0 {
+		pids = sandbox.DefaultPids
+	}
+	sec := s.Limits.cpuSeconds()
+	cfg := gvisor.Config{
+		Argv:     s.Argv,
+		Env:      DefaultEnv(SandboxHome, SandboxHome, s.Env...),
+		Dir:      path.Join(gvisor.Workspace, s.Cwd),
+		TmpSize:  s.Sandbox.TmpSize,
+		Memory:   max(memory, 0),
+		Pids:     max(pids, 0),
+		CPUs:     s.Limits.CPUs,
+		CPU:      gvisor.Rlimit{Soft: sec, Hard: sec + 1},
+		FileSize: uint64(s.Limits.FileSize),
+		NoFile:   uint64(s.Limits.OpenFiles),
+	}
+	if cfg.TmpSize == 0 {
+		cfg.TmpSize = sandbox.DefaultTmpSize
+	}
+	if s.Workspace != "" {
+		ws, err := filepath.Abs(s.Workspace)
+		if err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+		cfg.Workspace = ws
+	} else if s.Sandbox.DiffOut != "" {
+		return nil, errors.New("--diff-out needs --workspace")
+	}
+	sb, err := gvisor.Start(cfg, gvisor.Stdio{Stdin: io.stdin, Stdout: io.stdout, Stderr: io.stderr})
+	if err != nil {
+		if errors.Is(err, gvisor.ErrUnsupported) {
+			return nil, fmt.Errorf("%w (gvisor isolation fails closed; --isolation namespace runs without it)", err)
+		}
+		return nil, err
+	}
+	return &gvChild{sb: sb, spec: s, ws: cfg.Workspace}, nil
+}
+
+func (c *gvChild) wait() exitInfo {
+	ex := c.sb.Wait()
+	ei := exitInfo{code: ex.ExitCode, sig: ex.Signal}
+	switch {
+	case errors.Is(ex.Err, gvisor.ErrNotFound):
+		ei.startErr = &startError{StatusNotFound, fmt.Errorf("%s: not found in the sandbox", c.spec.Argv[0])}
+	case errors.Is(ex.Err, gvisor.ErrNotExecutable):
+		ei.startErr = &startError{StatusNotExecutable, fmt.Errorf("%s: cannot execute in the sandbox", c.spec.Argv[0])}
+	case ex.Err != nil:
+		ei.waitErr = ex.Err
+	}
+	return ei
+}
+
+func (c *gvChild) signal(sig syscall.Signal) { c.sb.Signal(sig) }
+
+// cleanup reads the cgroup, kills the sandbox (runsc has already ended it when
+// the command's init exited: a pid namespace dies with its init), writes the diff
+// from the overlay's upper layer and removes the sandbox.
+func (c *gvChild) cleanup(time.Duration) cleanupInfo {
+	var info cleanupInfo
+	var errs []error
+	killErr := c.sb.Kill()
+	if st, err := c.sb.Stats(); err == nil {
+		info.cgroup = &usage{user: st.CPUUser, sys: st.CPUSystem, maxRSS: st.MemoryPeak}
+		info.oom = st.OOMKills > 0
+		info.pidsHit = st.PidsLimitHits > 0
+	}
+	if out := c.spec.Sandbox.DiffOut; out != "" {
+		if killErr != nil {
+			errs = append(errs, fmt.Errorf("--diff-out not written: %w", killErr))
+		} else if err := writeDiff(out, c.ws, c.sb.UpperDir(), false); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	survivors, err := c.sb.Destroy()
+	info.survivors = survivors
+	if err != nil {
+		errs = append(errs, err)
+	}
+	info.err = errors.Join(errs...)
+	return info
+}
