@@ -2,6 +2,7 @@ package attack
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,13 @@ import (
 // command's own end or another limit. A run takes a fraction of a second on an
 // idle machine; this is for one loaded by other test suites besides.
 const attackTimeout = "5m"
+
+// isolation is the level every `agentbox run` of the suite uses: namespace, or
+// the one AGENTBOX_ATTACK_ISOLATION names (TestSuiteOnGvisor runs the suite again
+// with gvisor).
+var isolation = cmp.Or(os.Getenv(isolationEnv), "namespace")
+
+const isolationEnv = "AGENTBOX_ATTACK_ISOLATION"
 
 // boxOpts describes one `agentbox run`.
 type boxOpts struct {
@@ -84,7 +92,7 @@ func (fx *fixture) run(o boxOpts) *boxRun {
 	}
 	// Always explicit: if the default ever changed, the attacks must still not run
 	// unconfined on this host (TestDefaultIsolationIsNamespace checks the default).
-	args := []string{"run", "--json", "--isolation", "namespace", "--workspace", fx.ws}
+	args := []string{"run", "--json", "--isolation", isolation, "--workspace", fx.ws}
 	if o.plain {
 		args = slices.Delete(args, 1, 2)
 	}
@@ -164,8 +172,8 @@ func (fx *fixture) run(o boxOpts) *boxRun {
 	t.Logf("agentbox %s\n-> exit %d, signal %q, limit %q, survivors %d, %v, isolation %q, error %q\nattempts:\n%sstderr: %.2000s",
 		strings.Join(args, " "), r.res.ExitCode, r.res.sig(), r.res.Limit, r.res.Survivors, r.duration.Round(time.Millisecond),
 		r.res.Isolation, r.res.Error, r.at.dump(), r.res.Stderr)
-	if r.res.Isolation != "namespace" {
-		t.Errorf("run used isolation %q, want namespace", r.res.Isolation)
+	if r.res.Isolation != isolation {
+		t.Errorf("run used isolation %q, want %s", r.res.Isolation, isolation)
 	}
 	return r
 }
