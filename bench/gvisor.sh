@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the gvisor level costs: /bin/true through bubblewrap (agent profile), agentbox
 # at the namespace level, runsc's own `do`, and agentbox at the gvisor level, side by
-# side in one hyperfine run. Prints medians and ratios to bubblewrap and to the
+# side in one hyperfine run; then a syscall-heavy command (100 fork+exec of /bin/true
+# in a shell loop) at both agentbox levels, where the Sentry's cost shows. Prints medians and ratios to bubblewrap and to the
 # namespace level; the raw JSON goes to bench/out/. Needs root, runsc (see .ci/run),
 # hyperfine and bubblewrap:
 #   apt-get install -y hyperfine bubblewrap
@@ -26,11 +27,15 @@ for d in bin sbin lib lib64; do
 done
 bw+=(--proc /proc --dev /dev --tmpfs /tmp --bind "$ws" /workspace --chdir /workspace /bin/true)
 
-names=("bubblewrap --unshare-all" "agentbox --isolation namespace" "runsc do (systrap, no network)" "agentbox --isolation gvisor")
+loop='i=0; while [ $i -lt 100 ]; do /bin/true; i=$((i+1)); done'
+names=("bubblewrap --unshare-all" "agentbox --isolation namespace" "runsc do (systrap, no network)" "agentbox --isolation gvisor"
+	"namespace: 100 x fork+exec" "gvisor: 100 x fork+exec")
 cmds=("${bw[*]}"
 	"$ab run --isolation namespace --workspace $ws -- /bin/true"
 	"runsc --platform=systrap --network=none --ignore-cgroups do /bin/true"
-	"$ab run --isolation gvisor --workspace $ws -- /bin/true")
+	"$ab run --isolation gvisor --workspace $ws -- /bin/true"
+	"$ab run --isolation namespace --workspace $ws -- /bin/sh -c '$loop'"
+	"$ab run --isolation gvisor --workspace $ws -- /bin/sh -c '$loop'")
 
 for r in $(seq 1 "$rounds"); do
 	args=()
@@ -51,5 +56,7 @@ print(f"{'running /bin/true':34} {'median ms':>10} {'p90 ms':>8} {'x bwrap':>8} 
 for name, ts in times.items():
     ts = sorted(ts)
     med = statistics.median(ts)
+    if name == "namespace: 100 x fork+exec":
+        ns = med
     print(f"{name:34} {med*1000:10.1f} {ts[int(len(ts)*0.9)]*1000:8.1f} {med/bw:8.2f} {med/ns:12.2f}")
 PY

@@ -62,6 +62,10 @@
 //	23 secrets in env and home    TestEscape_SecretsInEnvironmentAndHome       environment built from --env only; host home absent
 //	24 runtime binary, config     TestEscape_RuntimeBinaryAndConfigTampering   host paths absent, /proc/1/exe and /proc/1/fd closed
 //	-  default isolation          TestDefaultIsolationIsNamespace              the CLI default
+//	-  the gvisor level           TestSuiteOnGvisor                            the cases above whose checks apply to gVisor, re-run there
+//
+// Every run uses --isolation namespace unless AGENTBOX_ATTACK_ISOLATION names another
+// level; TestSuiteOnGvisor re-executes the test binary with it set to gvisor.
 //
 // The tests need root (they fail instead of skipping under CI=true). TestMain builds
 // agentbox and the attacker once, and checks with `agentbox run -- /bin/true` that

@@ -47,8 +47,8 @@ type Config struct {
 	// Workspace is the host directory shown at /workspace copy-on-write; its
 	// changes are in UpperDir after the run. Empty: an empty /workspace.
 	Workspace string
-	// TmpSize bounds /tmp in bytes.
-	TmpSize int64
+	// TmpSize and ShmSize bound /tmp and /dev/shm in bytes.
+	TmpSize, ShmSize int64
 	// Memory bounds the whole sandbox (the Sentry's memory, which holds the
 	// command's) in bytes; Pids the command's processes (RLIMIT_NPROC inside,
 	// and the host tasks of the sandbox as a backstop); CPUs is a quota in

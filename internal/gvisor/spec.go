@@ -96,6 +96,8 @@ func spec(cfg Config, root string, binds []bind) ociSpec {
 		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "mode=755"}},
 		{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"ro", "nosuid", "nodev", "noexec"}},
 		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: tmpOptions(cfg.TmpSize)},
+		// Without its own mount, gVisor's /dev/shm holds as much as the memory limit.
+		{Destination: "/dev/shm", Type: "tmpfs", Source: "tmpfs", Options: tmpOptions(cfg.ShmSize)},
 	}
 	for _, b := range binds {
 		opt := []string{"rbind", "ro", "nosuid", "nodev"}

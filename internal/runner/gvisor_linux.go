@@ -37,6 +37,7 @@ func startGvisor(s Spec, io stdio) (child, error) {
 		Env:      DefaultEnv(SandboxHome, SandboxHome, s.Env...),
 		Dir:      path.Join(gvisor.Workspace, s.Cwd),
 		TmpSize:  s.Sandbox.TmpSize,
+		ShmSize:  sandbox.DefaultShmSize,
 		Memory:   max(memory, 0),
 		Pids:     max(pids, 0),
 		CPUs:     s.Limits.CPUs,

@@ -70,8 +70,9 @@ const Unlimited = sandbox.Unlimited
 // Limits bounds one run. A zero field takes the default above, or where none is
 // listed: CPUTime the wall timeout on every CPU of the host (a bound the kernel holds
 // even if agentbox's timer never fires), Memory and Pids the sandbox's defaults at
-// the namespace level (sandbox.DefaultMemory, sandbox.DefaultPids) and no limit at
-// the process level, CPUs no quota.
+// the namespace and gvisor levels (sandbox.DefaultMemory, sandbox.DefaultPids; at
+// the gvisor level Memory bounds the whole gVisor sandbox and Pids is the command's
+// RLIMIT_NPROC inside it) and no limit at the process level, CPUs no quota.
 type Limits struct {
 	Timeout     time.Duration // wall clock
 	CPUTime     time.Duration // CPU seconds per process (RLIMIT_CPU); cgroup-wide where present
