@@ -238,3 +238,25 @@ func TestGvisorValidate(t *testing.T) {
 		}
 	}
 }
+
+// --pids holds inside gVisor (RLIMIT_NPROC of the command's user): forks fail
+// once the sandbox has that many processes, and the children are gone after.
+func TestGvisorPidsLimit(t *testing.T) {
+	script := `import os, time
+n = 0
+while True:
+    try:
+        pid = os.fork()
+    except OSError:
+        print(n, flush=True)
+        break
+    if pid == 0:
+        time.sleep(1000)
+    n += 1
+`
+	res := runGV(t, Spec{Argv: []string{"python3", "-c", script}, Limits: Limits{Pids: 16, Timeout: 60 * time.Second}})
+	var n int
+	if _, err := fmt.Sscan(res.Stdout, &n); err != nil || n < 1 || n >= 16 {
+		t.Fatalf("forked %q children under --pids 16 (exit %d, stderr %q)", res.Stdout, res.ExitCode, res.Stderr)
+	}
+}
