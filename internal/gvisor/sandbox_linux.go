@@ -25,6 +25,7 @@ type Sandbox struct {
 	cmd              *exec.Cmd
 	cg               *cgroup.Cgroup
 	upper            string
+	lock             *os.File      // held until the state directory is gone (see reapStale)
 	release          chan struct{} // ends the thread that started runsc
 	released         sync.Once
 	exited           chan struct{}
@@ -46,8 +47,9 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s not found: install it with `%s`", ErrUnsupported, runsc, InstallCommand)
 	}
+	reapStale(os.TempDir())
 	id := "agentbox-" + randomHex()
-	state, err := os.MkdirTemp("", "agentbox-gvisor-")
+	state, err := os.MkdirTemp("", statePrefix)
 	if err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
@@ -57,6 +59,9 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 			sb.Destroy()
 		}
 	}()
+	if sb.lock, err = lockState(state, id); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
 	binds, err := sb.layout(cfg)
 	if err != nil {
 		return nil, err
@@ -290,6 +295,9 @@ func (sb *Sandbox) Destroy() (survivors int, err error) {
 		if err := os.RemoveAll(sb.state); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if sb.lock != nil {
+		sb.lock.Close()
 	}
 	return survivors, errors.Join(errs...)
 }
