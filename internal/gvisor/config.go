@@ -47,6 +47,12 @@ type Config struct {
 	// Workspace is the host directory shown at /workspace copy-on-write; its
 	// changes are in UpperDir after the run. Empty: an empty /workspace.
 	Workspace string
+	// UID and GID are the command's, inside gVisor and for the files it creates
+	// in the workspace (the gofer gives them to the host). The command has no
+	// capabilities: it can change what UID owns, as the namespace level's
+	// sandbox user owns its (idmapped) workspace. Package runner passes the
+	// workspace directory's owner.
+	UID, GID uint32
 	// TmpSize and ShmSize bound /tmp and /dev/shm in bytes.
 	TmpSize, ShmSize int64
 	// Memory bounds the whole sandbox (the Sentry's memory, which holds the

@@ -5,8 +5,8 @@
 // The sandbox is built from an OCI bundle this package writes: an empty read-only
 // root with the host's system directories bound read-only, a generated /etc, a
 // /tmp tmpfs, the workspace as a copy-on-write overlay of the host directory, no
-// network but loopback (runsc --network=none), rlimits, and root inside with the
-// capabilities that bypass limits (CAP_SYS_ADMIN, CAP_SYS_RESOURCE) dropped.
+// network but loopback (runsc --network=none), rlimits, and the command as the
+// workspace's owner with no capabilities and no_new_privs.
 //
 // Its host side is one mount namespace and one cgroup of its own. runsc is started
 // from a locked OS thread that has unshared its mount namespace and mounted the

@@ -162,9 +162,28 @@ func (sb *Sandbox) layout(cfg Config) ([]bind, error) {
 		return nil, err
 	}
 	binds = append(binds, etc...)
-	if cfg.Workspace != "" {
-		binds = append(binds, bind{source: filepath.Join(sb.state, "merged"), target: Workspace, write: true})
+	// Without a workspace, /workspace is an empty directory of the command's own.
+	// With one, the overlay's root takes its owner and mode from the upper layer:
+	// the upper layer's root gets the host directory's.
+	merged := filepath.Join(sb.state, "merged")
+	if cfg.Workspace == "" {
+		if err := os.Chown(merged, int(cfg.UID), int(cfg.GID)); err != nil {
+			return nil, err
+		}
+	} else {
+		st, err := os.Stat(cfg.Workspace)
+		if err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+		sys := st.Sys().(*syscall.Stat_t)
+		if err := os.Chown(sb.upper, int(sys.Uid), int(sys.Gid)); err != nil {
+			return nil, err
+		}
+		if err := os.Chmod(sb.upper, st.Mode().Perm()); err != nil {
+			return nil, err
+		}
 	}
+	binds = append(binds, bind{source: merged, target: Workspace, write: true})
 	return binds, nil
 }
 

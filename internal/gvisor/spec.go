@@ -65,12 +65,6 @@ type ociNamespace struct {
 	Type string `json:"type"`
 }
 
-// capabilities are root's inside the sandbox: enough to own and change the
-// workspace's files (which belong to the host's users), without CAP_SYS_ADMIN and
-// CAP_SYS_RESOURCE, which would lift RLIMIT_NPROC, nor raw sockets or ptrace.
-var capabilities = []string{"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID",
-	"CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_NET_BIND_SERVICE"}
-
 // bind is a host path shown read-only or read-write at the same or another path.
 type bind struct {
 	source, target string
@@ -81,7 +75,9 @@ type bind struct {
 // directory, binds the host paths to show (system directories, /etc and its
 // mirrored entries, the workspace), in mount order.
 func spec(cfg Config, root string, binds []bind) ociSpec {
-	caps := append([]string(nil), capabilities...)
+	// No capabilities: nothing lifts RLIMIT_NPROC, no raw sockets, no ptrace of
+	// other users, no mknod; no_new_privs makes set-ID binaries inert.
+	caps := []string{}
 	limits := []ociLimit{
 		{"RLIMIT_CPU", cfg.CPU.Hard, cfg.CPU.Soft},
 		{"RLIMIT_FSIZE", cfg.FileSize, cfg.FileSize},
@@ -113,6 +109,7 @@ func spec(cfg Config, root string, binds []bind) ociSpec {
 	return ociSpec{
 		Version: "1.0.2",
 		Process: ociProcess{
+			User: ociUser{UID: cfg.UID, GID: cfg.GID},
 			Args: cfg.Argv,
 			Env:  cfg.Env,
 			Cwd:  path.Clean(dir),

@@ -10,6 +10,8 @@ import (
 
 	"github.com/agentbox/agentbox/internal/gvisor"
 	"github.com/agentbox/agentbox/internal/sandbox"
+	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
+	"golang.org/x/sys/unix"
 )
 
 // The gvisor level: package gvisor runs the command in a gVisor sandbox (runsc),
@@ -48,12 +50,22 @@ func startGvisor(s Spec, io stdio) (child, error) {
 	if cfg.TmpSize == 0 {
 		cfg.TmpSize = sandbox.DefaultTmpSize
 	}
+	// The command is the workspace's owner (the sandbox user, uid 1000, without
+	// one), with no capabilities.
+	cfg.UID, cfg.GID = nsinit.UID, nsinit.GID
 	if s.Workspace != "" {
 		ws, err := filepath.Abs(s.Workspace)
 		if err != nil {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
-		cfg.Workspace = ws
+		var st unix.Stat_t
+		if err := unix.Stat(ws, &st); err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return nil, fmt.Errorf("workspace %s is not a directory", ws)
+		}
+		cfg.Workspace, cfg.UID, cfg.GID = ws, st.Uid, st.Gid
 	} else if s.Sandbox.DiffOut != "" {
 		return nil, errors.New("--diff-out needs --workspace")
 	}

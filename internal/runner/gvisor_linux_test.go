@@ -260,3 +260,35 @@ while True:
 		t.Fatalf("forked %q children under --pids 16 (exit %d, stderr %q)", res.Stdout, res.ExitCode, res.Stderr)
 	}
 }
+
+// The command is the workspace's owner with no capabilities: it changes what the
+// owner may, files it creates belong to the owner on the host's side too, and a
+// file of another user stays closed to it.
+func TestGvisorIdentity(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "mine.txt"), []byte("a\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "roots.txt"), []byte("r\n"), 0o644)
+	for _, p := range []string{ws, filepath.Join(ws, "mine.txt")} {
+		if err := os.Chown(p, 1234, 1234); err != nil {
+			t.Fatal(err)
+		}
+	}
+	diffOut := filepath.Join(t.TempDir(), "d.diff")
+	res := runGV(t, Spec{
+		Argv:      sh(`id -u; grep CapEff /proc/self/status; echo b >> mine.txt && echo new > new.txt && echo ok; echo x >> roots.txt || echo denied`),
+		Workspace: ws, Sandbox: SandboxOptions{DiffOut: diffOut},
+	})
+	for _, want := range []string{"1234\n", "CapEff:\t0000000000000000\n", "ok\n", "denied\n"} {
+		if !strings.Contains(res.Stdout, want) {
+			t.Errorf("stdout lacks %q: %q (stderr %q)", want, res.Stdout, res.Stderr)
+		}
+	}
+	if b, _ := os.ReadFile(diffOut); !strings.Contains(string(b), "+++ b/new.txt") || !strings.Contains(string(b), "+b") || strings.Contains(string(b), "roots.txt") {
+		t.Errorf("diff:\n%s", b)
+	}
+
+	res = runGV(t, Spec{Argv: sh(`id -u; touch /workspace/f && echo writable`)})
+	if res.Stdout != "1000\nwritable\n" {
+		t.Errorf("without a workspace: stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+}
