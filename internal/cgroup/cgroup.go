@@ -54,6 +54,7 @@ type Cgroup struct {
 	killTimeout time.Duration
 
 	killMu sync.Mutex // one Kill at a time: v1 rounds must not thaw each other
+	paused bool       // in killMu: frozen by Pause until Resume
 	mu     sync.Mutex
 	fd     int // v2: directory fd for clone-into-cgroup, -1 until FD is called
 }

@@ -35,3 +35,12 @@ func (c *Cgroup) Delete() error { return ErrUnsupported }
 
 // Frozen fails with ErrUnsupported.
 func (c *Cgroup) Frozen(fn func() error) error { return ErrUnsupported }
+
+// Pause fails with ErrUnsupported.
+func (c *Cgroup) Pause() error { return ErrUnsupported }
+
+// Resume fails with ErrUnsupported.
+func (c *Cgroup) Resume() error { return ErrUnsupported }
+
+// Paused reports false.
+func (c *Cgroup) Paused() bool { return false }

@@ -20,31 +20,84 @@ const freezeTimeout = 2 * time.Second
 func (c *Cgroup) Frozen(fn func() error) error {
 	c.killMu.Lock()
 	defer c.killMu.Unlock()
-	var err error
-	if c.version == 2 {
-		err = freezeV2(c.dir, time.Now().Add(freezeTimeout))
-	} else {
-		err = freeze(c.dirs[Freezer], time.Now().Add(freezeTimeout))
-		if err != nil {
-			err = fmt.Errorf("%w: %w", ErrTimeout, err)
-		}
+	if c.paused {
+		return fn() // already at rest; Resume thaws it, not fn's end
 	}
+	err := c.freeze()
 	if err == nil {
 		err = fn()
 	}
-	var thawErr error
+	return errors.Join(err, c.thaw())
+}
+
+// Pause freezes every task of the group until Resume: a frozen task runs no
+// instruction and so uses no CPU, and tasks it forks are born frozen. Frozen runs
+// its function without thawing meanwhile; Kill still kills (and ends the pause).
+// Pausing a paused group does nothing. If the group does not freeze within two
+// seconds it is thawed and the error matches ErrTimeout.
+func (c *Cgroup) Pause() error {
+	c.killMu.Lock()
+	defer c.killMu.Unlock()
+	if c.paused {
+		return nil
+	}
+	if err := c.freeze(); err != nil {
+		return errors.Join(err, c.thaw())
+	}
+	c.paused = true
+	return nil
+}
+
+// Resume thaws a group that Pause froze; the tasks continue where they stopped.
+// Resuming a group that is not paused does nothing.
+func (c *Cgroup) Resume() error {
+	c.killMu.Lock()
+	defer c.killMu.Unlock()
+	if !c.paused {
+		return nil
+	}
+	if err := c.thaw(); err != nil {
+		return err
+	}
+	c.paused = false
+	return nil
+}
+
+// Paused reports whether Pause froze the group (and neither Resume nor Kill has
+// thawed it since).
+func (c *Cgroup) Paused() bool {
+	c.killMu.Lock()
+	defer c.killMu.Unlock()
+	return c.paused
+}
+
+// freeze freezes the group within freezeTimeout (in killMu).
+func (c *Cgroup) freeze() error {
+	until := time.Now().Add(freezeTimeout)
 	if c.version == 2 {
-		thawErr = writeFile(filepath.Join(c.dir, "cgroup.freeze"), "0")
-		if errors.Is(thawErr, fs.ErrNotExist) {
-			thawErr = nil
+		return freezeV2(c.dir, until)
+	}
+	if err := freeze(c.dirs[Freezer], until); err != nil {
+		return fmt.Errorf("%w: %w", ErrTimeout, err)
+	}
+	return nil
+}
+
+// thaw thaws the group (in killMu).
+func (c *Cgroup) thaw() error {
+	var err error
+	if c.version == 2 {
+		err = writeFile(filepath.Join(c.dir, "cgroup.freeze"), "0")
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil
 		}
 	} else {
-		thawErr = thaw(c.dirs[Freezer])
+		err = thaw(c.dirs[Freezer])
 	}
-	if thawErr != nil {
-		thawErr = fmt.Errorf("cgroup %s: thaw: %w", c.name, thawErr)
+	if err != nil {
+		return fmt.Errorf("cgroup %s: thaw: %w", c.name, err)
 	}
-	return errors.Join(err, thawErr)
+	return nil
 }
 
 // freezeV2 writes cgroup.freeze and waits until cgroup.events says frozen.

@@ -23,6 +23,9 @@ import (
 func (c *Cgroup) Kill() error {
 	c.killMu.Lock()
 	defer c.killMu.Unlock()
+	// A paused group is killed too: v1 rounds thaw it (SIGKILL is delivered on
+	// thaw), v2's cgroup.kill kills frozen tasks. Either way the pause is over.
+	c.paused = false
 	// Usually the sandbox's init has already killed and reaped everything: an empty
 	// group has no member left to fork, so there is nothing to freeze or kill.
 	if empty, err := c.empty(); err == nil && empty {

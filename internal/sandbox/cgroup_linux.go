@@ -94,3 +94,21 @@ func (s *Sandbox) Frozen(fn func() error) error {
 	}
 	return nil
 }
+
+// Pause freezes every process of the sandbox, its init included, until Resume:
+// they use no CPU and run no instruction meanwhile. Destroy kills a paused
+// sandbox like any other.
+func (s *Sandbox) Pause() error {
+	if err := s.cg.Pause(); err != nil {
+		return fmt.Errorf("sandbox pause: %w", err)
+	}
+	return nil
+}
+
+// Resume thaws a paused sandbox: its processes continue where they stopped.
+func (s *Sandbox) Resume() error {
+	if err := s.cg.Resume(); err != nil {
+		return fmt.Errorf("sandbox resume: %w", err)
+	}
+	return nil
+}

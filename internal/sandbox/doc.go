@@ -12,7 +12,8 @@
 // own: once its init is set up and confined, Exec starts commands in it, each a
 // Process that can be waited for, signalled and killed on its own, and
 // WorkspaceDir is the init's descriptor of its /workspace for host-side file
-// access. Frozen runs a function with the whole sandbox frozen.
+// access. Frozen runs a function with the whole sandbox frozen; Pause freezes it
+// until Resume (its processes use no CPU meanwhile, and continue where they stopped).
 //
 // A sandbox on an image (Config.Image) has the image's layers, read-only and shared,
 // below a private upper layer as its root instead of the host's system directories;

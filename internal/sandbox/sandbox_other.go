@@ -89,3 +89,9 @@ func (p *Process) Kill() (Cleanup, error) { return Cleanup{}, ErrUnsupported }
 
 // DefaultMemory returns MaxDefaultMemory: this system runs no sandbox to size.
 func DefaultMemory() int64 { return MaxDefaultMemory }
+
+// Pause fails with ErrUnsupported.
+func (s *Sandbox) Pause() error { return ErrUnsupported }
+
+// Resume fails with ErrUnsupported.
+func (s *Sandbox) Resume() error { return ErrUnsupported }
