@@ -39,6 +39,22 @@ func (c *Client) List(ctx context.Context, labels map[string]string) ([]Environm
 	return out.Environments, err
 }
 
+// Pause freezes every process of the environment: they use no CPU until Resume
+// and continue where they stopped. Files stay readable and writable; Exec and
+// Start fail with CodePaused until Resume.
+func (c *Client) Pause(ctx context.Context, id string) (Environment, error) {
+	var e Environment
+	err := c.do(ctx, http.MethodPost, "/v1/environments/"+esc(id)+"/pause", nil, nil, &e)
+	return e, err
+}
+
+// Resume thaws a paused environment.
+func (c *Client) Resume(ctx context.Context, id string) (Environment, error) {
+	var e Environment
+	err := c.do(ctx, http.MethodPost, "/v1/environments/"+esc(id)+"/resume", nil, nil, &e)
+	return e, err
+}
+
 // Destroy kills everything in the environment and removes it. Destroying an
 // environment that is already gone succeeds.
 func (c *Client) Destroy(ctx context.Context, id string) error {

@@ -8,7 +8,7 @@ import (
 // Error is the API's error envelope: {"error": {"code", "message", "retryable",
 // "suggested_action"}}. Status is the HTTP status it came with.
 type Error struct {
-	Code            string `json:"code" jsonschema:"EINVAL, EAUTH, EPERM, ENOENT, EEXIST, EBUSY, ECONFLICT, EFBIG, EQUOTA, ERATE, ENOSPC, ETIMEDOUT, EUNAVAIL or EINTERNAL"`
+	Code            string `json:"code" jsonschema:"EINVAL, EAUTH, EPERM, ENOENT, EEXIST, EBUSY, ECONFLICT, EPAUSED, EFBIG, EQUOTA, ERATE, ENOSPC, ETIMEDOUT, EUNAVAIL or EINTERNAL"`
 	Message         string `json:"message"`
 	Retryable       bool   `json:"retryable" jsonschema:"whether the same request may succeed later"`
 	SuggestedAction string `json:"suggested_action,omitempty" jsonschema:"what the caller could do instead"`
@@ -37,6 +37,7 @@ const (
 	CodeExist       = "EEXIST"    // 409
 	CodeBusy        = "EBUSY"     // 409, retryable
 	CodeConflict    = "ECONFLICT" // 409: a patch or replacement does not fit the file
+	CodePaused      = "EPAUSED"   // 409: the environment is paused; resume it first
 	CodeTimeout     = "ETIMEDOUT" // 408: the request body came too slowly
 	CodeTooLarge    = "EFBIG"     // 413
 	CodeQuota       = "EQUOTA"    // 429

@@ -20,16 +20,19 @@ type Limits struct {
 // CreateRequest describes a new environment. Exactly one of Workspace and Preset
 // is set.
 type CreateRequest struct {
-	Workspace   string            `json:"workspace,omitempty" jsonschema:"host directory used as the read-only lower layer; must lie under a root the server allows for the tenant"`
-	Preset      string            `json:"preset,omitempty" jsonschema:"name of a workspace preset registered on the server"`
-	Template    string            `json:"template,omitempty" jsonschema:"template (root file system image) the environment runs on; absent: the host's system directories. template_list lists those the tenant may use"`
-	Limits      Limits            `json:"limits,omitzero" jsonschema:"resource limits of the environment"`
-	Network     *Network          `json:"network,omitempty" jsonschema:"what the environment may reach through its egress proxy; absent: no network but its own loopback"`
-	TTLSeconds  float64           `json:"ttl_seconds,omitempty" jsonschema:"lifetime in seconds after which the environment is destroyed (0: server default)"`
-	IdleSeconds float64           `json:"idle_timeout_seconds,omitempty" jsonschema:"seconds without a request after which the environment is destroyed (0: server default)"`
-	Labels      map[string]string `json:"labels,omitempty" jsonschema:"labels to find the environment by"`
-	Task        string            `json:"task,omitempty" jsonschema:"task identity recorded in the owner, unless the token fixes one"`
-	Mounts      []Mount           `json:"mounts,omitempty" jsonschema:"host directories shown at paths outside /workspace; each source must lie under a root the server allows for the tenant (mount_roots)"`
+	Workspace   string   `json:"workspace,omitempty" jsonschema:"host directory used as the read-only lower layer; must lie under a root the server allows for the tenant"`
+	Preset      string   `json:"preset,omitempty" jsonschema:"name of a workspace preset registered on the server"`
+	Template    string   `json:"template,omitempty" jsonschema:"template (root file system image) the environment runs on; absent: the host's system directories. template_list lists those the tenant may use"`
+	Limits      Limits   `json:"limits,omitzero" jsonschema:"resource limits of the environment"`
+	Network     *Network `json:"network,omitempty" jsonschema:"what the environment may reach through its egress proxy; absent: no network but its own loopback"`
+	TTLSeconds  float64  `json:"ttl_seconds,omitempty" jsonschema:"lifetime in seconds after which the environment is destroyed (0: server default)"`
+	IdleSeconds float64  `json:"idle_timeout_seconds,omitempty" jsonschema:"seconds without a request after which the environment is destroyed (0: server default)"`
+	// IdlePauseSeconds and OnTimeout pause instead of destroying (see Client.Pause).
+	IdlePauseSeconds float64           `json:"idle_pause_seconds,omitempty" jsonschema:"seconds without a request after which the environment is paused (0: server default)"`
+	OnTimeout        string            `json:"on_timeout,omitempty" jsonschema:"what the TTL does: destroy (default) or pause (resume gives a new TTL)"`
+	Labels           map[string]string `json:"labels,omitempty" jsonschema:"labels to find the environment by"`
+	Task             string            `json:"task,omitempty" jsonschema:"task identity recorded in the owner, unless the token fixes one"`
+	Mounts           []Mount           `json:"mounts,omitempty" jsonschema:"host directories shown at paths outside /workspace; each source must lie under a root the server allows for the tenant (mount_roots)"`
 }
 
 // Mount shows a host directory inside an environment.
@@ -51,7 +54,9 @@ type Environment struct {
 	CreatedAt time.Time         `json:"created_at"`
 	ExpiresAt *time.Time        `json:"expires_at,omitempty"`
 	LastUsed  time.Time         `json:"last_used"`
-	State     string            `json:"state" jsonschema:"running or destroyed"`
+	State     string            `json:"state" jsonschema:"running, paused or destroyed"`
+	PausedAt  *time.Time        `json:"paused_at,omitempty"`
+	OnTimeout string            `json:"on_timeout,omitempty" jsonschema:"what the TTL does: destroy or pause"`
 	Network   *Network          `json:"network,omitempty" jsonschema:"the network policy in force; absent: no network"`
 }
 

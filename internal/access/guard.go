@@ -210,6 +210,23 @@ func (g *Guard) List(ctx context.Context, _ env.Owner, labels map[string]string)
 	return g.svc.List(ctx, o, labels)
 }
 
+// Pause and Resume are lifecycle operations, of the scope that creates and destroys.
+func (g *Guard) Pause(ctx context.Context, _ env.Owner, id string) (env.Info, error) {
+	o, err := g.owner(ctx, config.ScopeEnvCreate)
+	if err != nil {
+		return env.Info{}, err
+	}
+	return g.svc.Pause(ctx, o, id)
+}
+
+func (g *Guard) Resume(ctx context.Context, _ env.Owner, id string) (env.Info, error) {
+	o, err := g.owner(ctx, config.ScopeEnvCreate)
+	if err != nil {
+		return env.Info{}, err
+	}
+	return g.svc.Resume(ctx, o, id)
+}
+
 func (g *Guard) Destroy(ctx context.Context, _ env.Owner, id string) error {
 	o, err := g.owner(ctx, config.ScopeEnvCreate)
 	if err != nil {

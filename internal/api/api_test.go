@@ -93,6 +93,8 @@ func TestTenantIsolation(t *testing.T) {
 	routes := []struct{ method, path, body string }{
 		{"GET", "/v1/environments/%s", ""},
 		{"DELETE", "/v1/environments/%s", ""},
+		{"POST", "/v1/environments/%s/pause", ""},
+		{"POST", "/v1/environments/%s/resume", ""},
 		{"POST", "/v1/environments/%s/exec", `{"argv":["echo"]}`},
 		{"POST", "/v1/environments/%s/processes", `{"argv":["echo"]}`},
 		{"GET", "/v1/environments/%s/processes/" + proc + "/wait", ""},

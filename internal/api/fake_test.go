@@ -119,6 +119,35 @@ outer:
 	return out, nil
 }
 
+// Pause and Resume only change the state; Exec and Start refuse a paused one.
+func (m *memService) Pause(_ context.Context, o env.Owner, id string) (env.Info, error) {
+	return m.setState(o, id, env.StatePaused)
+}
+
+func (m *memService) Resume(_ context.Context, o env.Owner, id string) (env.Info, error) {
+	return m.setState(o, id, env.StateRunning)
+}
+
+func (m *memService) setState(o env.Owner, id, state string) (env.Info, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, err := m.env(o, id)
+	if err != nil {
+		return env.Info{}, err
+	}
+	e.info.State = state
+	return e.info, nil
+}
+
+func (m *memService) paused(o env.Owner, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, err := m.env(o, id); err == nil && e.info.State == env.StatePaused {
+		return fmt.Errorf("environment %s: %w", id, env.ErrPaused)
+	}
+	return nil
+}
+
 func (m *memService) Destroy(_ context.Context, o env.Owner, id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -152,6 +181,9 @@ func run(argv []string, stdin []byte) *runner.Result {
 }
 
 func (m *memService) Exec(ctx context.Context, o env.Owner, id string, r env.ExecRequest) (*runner.Result, error) {
+	if err := m.paused(o, id); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	_, err := m.env(o, id)
 	d := m.execDelay

@@ -123,6 +123,24 @@ func (s *Server) getEnv(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, e)
 }
 
+func (s *Server) pauseEnv(w http.ResponseWriter, r *http.Request) {
+	e, err := s.svc.Pause(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, e)
+}
+
+func (s *Server) resumeEnv(w http.ResponseWriter, r *http.Request) {
+	e, err := s.svc.Resume(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, e)
+}
+
 func (s *Server) destroyEnv(w http.ResponseWriter, r *http.Request) {
 	if err := s.svc.Destroy(r.Context(), r.PathValue("id")); err != nil {
 		s.writeError(w, r, err)

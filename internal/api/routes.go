@@ -25,6 +25,8 @@ func (s *Server) routeTable() []Route {
 		{"GET", envs, true, s.listEnvs},
 		{"GET", env, true, s.getEnv},
 		{"DELETE", env, true, s.destroyEnv},
+		{"POST", env + "/pause", true, s.pauseEnv},
+		{"POST", env + "/resume", true, s.resumeEnv},
 
 		{"POST", env + "/exec", true, s.exec},
 		{"POST", env + "/processes", true, s.start},

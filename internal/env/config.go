@@ -35,6 +35,9 @@ type Config struct {
 	// DefaultTTL and DefaultIdle apply when CreateOptions leaves TTL or Idle zero
 	// (zero here: no limit).
 	DefaultTTL, DefaultIdle time.Duration
+	// DefaultIdlePause applies when CreateOptions leaves IdlePause zero (zero
+	// here: never paused for idleness).
+	DefaultIdlePause time.Duration
 	// MaxEnvironments caps the live environments of this Manager (0: no cap);
 	// Create fails with ErrQuota past it. Per-tenant quotas are the API's.
 	MaxEnvironments int

@@ -20,6 +20,7 @@ import (
 // Info.State values.
 const (
 	StateRunning   = "running"
+	StatePaused    = "paused"
 	StateDestroyed = "destroyed"
 )
 
@@ -43,6 +44,11 @@ type environment struct {
 	uid   int           // the sandbox user's host uid and gid
 	root  *workspace.Root
 	idle  time.Duration
+	ttl   time.Duration // what Resume restarts after a pause at the TTL
+	// idlePause pauses the environment after this long without an API call.
+	idlePause time.Duration
+	// pauseMu serialises Pause and Resume (which take up to the freezer's timeout).
+	pauseMu sync.Mutex
 
 	// netChanged is closed and replaced (under netMu) whenever the proxy logs a
 	// connection: NetworkEvents waits on it.
@@ -56,6 +62,7 @@ type environment struct {
 	lastUsed  time.Time
 	inflight  int
 	destroyed bool
+	paused    bool // Info.PausedAt is set
 	procs     map[string]*process
 	finished  []string // ids of finished procs, oldest first
 	nextProc  int
@@ -141,17 +148,24 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 		// Info never shows a host path: the targets and modes only.
 		e.info.Mounts = append(e.info.Mounts, Mount{Target: mt.Target, Mode: mt.Mode})
 	}
-	ttl, idle := o.TTL, o.Idle
+	ttl, idle, idlePause := o.TTL, o.Idle, o.IdlePause
 	if ttl == 0 {
 		ttl = m.cfg.DefaultTTL
 	}
 	if idle == 0 {
 		idle = m.cfg.DefaultIdle
 	}
+	if idlePause == 0 {
+		idlePause = m.cfg.DefaultIdlePause
+	}
 	if ttl > 0 {
 		e.info.ExpiresAt = now.Add(ttl)
 	}
-	e.idle = idle
+	e.idle, e.ttl, e.idlePause = idle, ttl, idlePause
+	e.info.OnTimeout = o.OnTimeout
+	if e.info.OnTimeout == "" {
+		e.info.OnTimeout = OnTimeoutDestroy
+	}
 	e.dir = filepath.Join(m.envsDir(), e.id)
 	if err := os.Mkdir(e.dir, 0o700); err != nil {
 		return Info{}, fmt.Errorf("env: %w", err)
@@ -239,8 +253,10 @@ func validate(o *CreateOptions) error {
 		return bad("no owner tenant")
 	case o.Workspace != "" && o.Preset != "":
 		return bad("give a workspace or a workspace preset, not both")
-	case o.TTL < 0 || o.Idle < 0:
-		return bad("ttl and idle timeout must not be negative")
+	case o.TTL < 0 || o.Idle < 0 || o.IdlePause < 0:
+		return bad("ttl, idle timeout and idle pause must not be negative")
+	case o.OnTimeout != "" && o.OnTimeout != OnTimeoutDestroy && o.OnTimeout != OnTimeoutPause:
+		return bad("on_timeout %q: %q or %q", o.OnTimeout, OnTimeoutDestroy, OnTimeoutPause)
 	case l.Memory < 0 || (l.Memory > 0 && l.Memory < 1<<20):
 		return bad("memory limit %d: at least 1 MiB", l.Memory)
 	case l.Pids < 0:
@@ -323,18 +339,45 @@ func (e *environment) describe() Info {
 	defer e.mu.Unlock()
 	info := e.info
 	info.LastUsed = e.lastUsed
+	if e.paused {
+		info.State = StatePaused
+	}
 	return info
 }
 
-// due reports whether the reaper should destroy e: its TTL has passed, or no API
-// call has been in progress or made for longer than its idle timeout.
-func (e *environment) due(now time.Time) bool {
+// Reaper actions (environment.due).
+const (
+	keep = iota
+	pause
+	destroy
+)
+
+// due says what the reaper does to e: destroy it when its TTL has passed (pause
+// it instead with OnTimeoutPause) or when no API call has been in progress or
+// made for longer than its idle timeout; pause it after its idle pause. A paused
+// environment is still destroyed by its idle timeout, and by its TTL unless
+// OnTimeoutPause.
+func (e *environment) due(now time.Time) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.info.ExpiresAt.IsZero() && now.After(e.info.ExpiresAt) {
-		return true
+	idleFor := now.Sub(e.lastUsed)
+	if e.inflight > 0 {
+		idleFor = 0
 	}
-	return e.idle > 0 && e.inflight == 0 && now.Sub(e.lastUsed) > e.idle
+	switch {
+	case e.idle > 0 && idleFor > e.idle:
+		return destroy
+	case !e.info.ExpiresAt.IsZero() && now.After(e.info.ExpiresAt):
+		if e.info.OnTimeout != OnTimeoutPause {
+			return destroy
+		}
+		if !e.paused {
+			return pause
+		}
+	case e.idlePause > 0 && idleFor > e.idlePause && !e.paused:
+		return pause
+	}
+	return keep
 }
 
 // teardown kills everything and removes what the environment holds on the

@@ -27,6 +27,9 @@ func (m *Manager) Exec(ctx context.Context, owner Owner, id string, r ExecReques
 		return nil, err
 	}
 	defer done()
+	if err := e.running(); err != nil {
+		return nil, err
+	}
 	spec, out, err := e.spec(r)
 	if err != nil {
 		return nil, err

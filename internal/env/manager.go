@@ -266,8 +266,9 @@ func (m *Manager) destroy(e *environment) error {
 	return e.teardown()
 }
 
-// reaper destroys environments whose TTL has passed or that have been idle (no
-// API call in progress or made) for longer than their idle timeout, and collects
+// reaper destroys (or pauses, see environment.due) environments whose TTL has
+// passed or that have been idle (no API call in progress or made) for longer
+// than their idle timeout or idle pause, and collects
 // expired artifacts (store.gc).
 func (m *Manager) reaper() {
 	defer close(m.reaperDone)
@@ -287,18 +288,26 @@ func (m *Manager) reaper() {
 	}
 }
 
-// reapDue destroys the environments due at now (see environment.due).
+// reapDue destroys or pauses the environments due at now (see environment.due).
 func (m *Manager) reapDue(now time.Time) {
 	m.mu.Lock()
-	var due []*environment
+	var doomed, idle []*environment
 	for _, e := range m.envs {
-		if e.due(now) {
-			due = append(due, e)
+		switch e.due(now) {
+		case destroy:
+			doomed = append(doomed, e)
+		case pause:
+			idle = append(idle, e)
 		}
 	}
 	m.mu.Unlock()
-	for _, e := range due {
-		_ = m.destroy(e) // errors are the environment's, nobody to report to
+	// Errors are the environment's, nobody to report to (a pause that fails is
+	// tried again next time).
+	for _, e := range doomed {
+		_ = m.destroy(e)
+	}
+	for _, e := range idle {
+		_ = e.pause()
 	}
 }
 

@@ -74,6 +74,9 @@ func (m *Manager) Start(ctx context.Context, owner Owner, id string, r ExecReque
 		return "", err
 	}
 	defer done()
+	if err := e.running(); err != nil {
+		return "", err
+	}
 	spec, out, err := e.spec(r)
 	if err != nil {
 		return "", err

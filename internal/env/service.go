@@ -66,10 +66,16 @@ type CreateOptions struct {
 	Limits   Limits   `json:"limits"`
 	Network  *Network `json:"network,omitempty"` // nil: no network but the sandbox's own loopback
 	// Mounts are host directories shown at paths outside /workspace (see Mount).
-	Mounts []Mount           `json:"mounts,omitempty"`
-	TTL    time.Duration     `json:"ttl,omitempty"`
-	Idle   time.Duration     `json:"idle_timeout,omitempty"`
-	Labels map[string]string `json:"labels,omitempty"`
+	Mounts []Mount       `json:"mounts,omitempty"`
+	TTL    time.Duration `json:"ttl,omitempty"`
+	Idle   time.Duration `json:"idle_timeout,omitempty"`
+	// IdlePause pauses the environment after this long without an API call (0:
+	// the server's default, Config.DefaultIdlePause).
+	IdlePause time.Duration `json:"idle_pause,omitempty"`
+	// OnTimeout is what the TTL does: OnTimeoutDestroy (the default) or
+	// OnTimeoutPause.
+	OnTimeout string            `json:"on_timeout,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
 }
 
 // Mount shows a host directory inside an environment.
@@ -112,8 +118,10 @@ type Info struct {
 	CreatedAt time.Time         `json:"created_at"`
 	ExpiresAt time.Time         `json:"expires_at,omitempty"`
 	LastUsed  time.Time         `json:"last_used"`
-	State     string            `json:"state"`             // running, destroyed
-	Network   *Network          `json:"network,omitempty"` // the policy in force; nil: no network
+	State     string            `json:"state"` // running, paused, destroyed
+	PausedAt  time.Time         `json:"paused_at,omitempty"`
+	OnTimeout string            `json:"on_timeout,omitempty"` // destroy or pause
+	Network   *Network          `json:"network,omitempty"`    // the policy in force; nil: no network
 }
 
 // ExecRequest is one command in an environment, under the runner's contract.
@@ -154,11 +162,13 @@ type Artifact struct {
 // ones it calls (the grader runs commands and reads files; it never signals a
 // process), and a test double implements only those.
 
-// Lifecycle creates, describes, lists and destroys environments.
+// Lifecycle creates, describes, lists, pauses, resumes and destroys environments.
 type Lifecycle interface {
 	Create(ctx context.Context, o CreateOptions) (Info, error)
 	Get(ctx context.Context, owner Owner, id string) (Info, error)
 	List(ctx context.Context, owner Owner, labels map[string]string) ([]Info, error)
+	Pause(ctx context.Context, owner Owner, id string) (Info, error)
+	Resume(ctx context.Context, owner Owner, id string) (Info, error)
 	Destroy(ctx context.Context, owner Owner, id string) error
 }
 
@@ -227,4 +237,5 @@ var (
 	ErrQuota     = errors.New("quota exceeded")
 	ErrBusy      = errors.New("busy")
 	ErrDestroyed = errors.New("environment destroyed")
+	ErrPaused    = errors.New("environment paused") // Exec and Start: resume first
 )

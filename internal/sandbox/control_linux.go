@@ -41,7 +41,7 @@ func (s *Sandbox) Kill() error {
 	if err := s.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		errs = append(errs, err)
 	}
-	if err := s.cg.Kill(); err != nil {
+	if err := s.cg.Kill(); err != nil { // thaws a paused sandbox too
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -68,6 +68,11 @@ func (s *Sandbox) Destroy() (survivors int, err error) {
 	// terminated by its own init.
 	s.killed.Store(true)
 	if err := s.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		errs = append(errs, err)
+	}
+	// A paused init takes its SIGKILL only once thawed; thawed after the signal,
+	// no process of the sandbox runs another instruction of its own.
+	if err := s.cg.Resume(); err != nil {
 		errs = append(errs, err)
 	}
 	s.closeControl()

@@ -31,6 +31,10 @@ func createOptions(r client.CreateRequest) (env.CreateOptions, error) {
 	if err != nil {
 		return env.CreateOptions{}, err
 	}
+	idlePause, err := seconds(r.IdlePauseSeconds)
+	if err != nil {
+		return env.CreateOptions{}, err
+	}
 	if r.Limits.MemoryBytes < 0 || r.Limits.Pids < 0 || r.Limits.CPUs < 0 || r.Limits.WorkspaceBytes < 0 {
 		return env.CreateOptions{}, BadRequest("limits must not be negative")
 	}
@@ -50,10 +54,12 @@ func createOptions(r client.CreateRequest) (env.CreateOptions, error) {
 		Template:  r.Template,
 		Limits: env.Limits{Memory: r.Limits.MemoryBytes, Pids: r.Limits.Pids,
 			CPUs: r.Limits.CPUs, WorkspaceSize: r.Limits.WorkspaceBytes},
-		Network: n,
-		TTL:     ttl,
-		Idle:    idle,
-		Labels:  r.Labels,
+		Network:   n,
+		TTL:       ttl,
+		Idle:      idle,
+		IdlePause: idlePause,
+		OnTimeout: r.OnTimeout,
+		Labels:    r.Labels,
 	}, nil
 }
 
@@ -69,11 +75,16 @@ func environment(i env.Info) client.Environment {
 		CreatedAt: i.CreatedAt,
 		LastUsed:  i.LastUsed,
 		State:     i.State,
+		OnTimeout: i.OnTimeout,
 		Network:   wireNetwork(i.Network),
 	}
 	if !i.ExpiresAt.IsZero() {
 		t := i.ExpiresAt
 		e.ExpiresAt = &t
+	}
+	if !i.PausedAt.IsZero() {
+		t := i.PausedAt
+		e.PausedAt = &t
 	}
 	return e
 }

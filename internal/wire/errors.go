@@ -172,6 +172,8 @@ var rules = []rule{
 		message: ErrShuttingDown.Error(), action: "retry once the server is back"},
 	{errs: errs(env.ErrDestroyed), status: http.StatusNotFound, code: client.CodeNotFound,
 		message: "environment destroyed or expired", action: "create a new environment"},
+	{errs: errs(env.ErrPaused), status: http.StatusConflict, code: client.CodePaused,
+		action: "resume the environment first (POST /v1/environments/{id}/resume, agentbox env resume ID)"},
 	{errs: errs(env.ErrNotFound), status: http.StatusNotFound, code: client.CodeNotFound, message: notFound,
 		action: "list your environments to find the right id"},
 	{errs: errs(image.ErrNotFound), status: http.StatusNotFound, code: client.CodeNotFound,

@@ -53,6 +53,7 @@ func TestMap(t *testing.T) {
 		{fmt.Errorf("gone: %w", env.ErrDestroyed), 404, "ENOENT", false, "destroyed"},
 		{&fs.PathError{Op: "read", Path: "a.txt", Err: fs.ErrNotExist}, 404, "ENOENT", false, "read a.txt"},
 		{&fs.PathError{Op: "mkdir", Path: "d", Err: fs.ErrExist}, 409, "EEXIST", false, "exists"},
+		{fmt.Errorf("environment e: %w", env.ErrPaused), 409, "EPAUSED", false, "paused"},
 		{fmt.Errorf("x: %w", env.ErrBusy), 409, "EBUSY", true, "busy"},
 		{fmt.Errorf("a: %w", workspace.ErrChanged), 409, "EBUSY", true, "changed"},
 		{&workspace.PatchError{Path: "a.go", Hunk: 2, Header: "@@ -1 +1 @@", Line: 7, Err: errors.New("context mismatch")}, 409, "ECONFLICT", false, "hunk #2"},

@@ -47,6 +47,16 @@ func (s *Service) List(ctx context.Context, labels map[string]string) ([]client.
 	return out, err
 }
 
+func (s *Service) Pause(ctx context.Context, id string) (client.Environment, error) {
+	info, err := s.svc.Pause(ctx, none, id)
+	return environment(info), err
+}
+
+func (s *Service) Resume(ctx context.Context, id string) (client.Environment, error) {
+	info, err := s.svc.Resume(ctx, none, id)
+	return environment(info), err
+}
+
 func (s *Service) Destroy(ctx context.Context, id string) error {
 	return s.svc.Destroy(ctx, none, id)
 }
