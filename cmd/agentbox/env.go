@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,9 +19,11 @@ import (
 func envCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "env",
-		Short: "Create, list and destroy environments on the agentbox daemon",
+		Short: "Create, list, pause, resume and destroy environments on the agentbox daemon",
 	}
-	cmd.AddCommand(envCreateCmd(), envLsCmd(), envRmCmd())
+	cmd.AddCommand(envCreateCmd(), envLsCmd(), envRmCmd(),
+		envStateCmd("pause", "Pause environments: freeze every process (no CPU) until resume", (*client.Client).Pause),
+		envStateCmd("resume", "Resume paused environments: their processes continue where they stopped", (*client.Client).Resume))
 	return cmd
 }
 
@@ -52,6 +55,7 @@ func envCreateCmd() *cobra.Command {
 		req       client.CreateRequest
 		labels    []string
 		ttl, idle time.Duration
+		idlePause time.Duration
 		asJSON    bool
 		net       networkFlags
 	)
@@ -76,7 +80,7 @@ func envCreateCmd() *cobra.Command {
 					return err
 				}
 			}
-			req.TTLSeconds, req.IdleSeconds = ttl.Seconds(), idle.Seconds()
+			req.TTLSeconds, req.IdleSeconds, req.IdlePauseSeconds = ttl.Seconds(), idle.Seconds(), idlePause.Seconds()
 			if req.Network, err = net.wire(); err != nil {
 				return err
 			}
@@ -106,6 +110,8 @@ func envCreateCmd() *cobra.Command {
 	f.Var(sizeValue{&req.Limits.WorkspaceBytes}, "workspace-size", "size limit of the private workspace layer")
 	f.DurationVar(&ttl, "ttl", 0, "lifetime (0: server default)")
 	f.DurationVar(&idle, "idle", 0, "idle timeout (0: server default)")
+	f.DurationVar(&idlePause, "idle-pause", 0, "pause after this long without a request (0: server default)")
+	f.StringVar(&req.OnTimeout, "on-timeout", "", "what the TTL does: destroy (default) or pause")
 	f.StringArrayVar(&labels, "label", nil, "KEY=VALUE label (repeatable)")
 	f.StringVar(&req.Task, "task", "", "task identity to record")
 	f.BoolVar(&asJSON, "json", false, "print the environment as JSON")
@@ -179,6 +185,36 @@ func envRmCmd() *cobra.Command {
 				} else if err != nil {
 					errs = append(errs, fmt.Errorf("%s: %w", id, err))
 				}
+			}
+			return errors.Join(errs...)
+		},
+	}
+	d.add(cmd.Flags())
+	return cmd
+}
+
+// envStateCmd is `env pause` or `env resume`: op on each id, printing its new state.
+func envStateCmd(name, short string, op func(*client.Client, context.Context, string) (client.Environment, error)) *cobra.Command {
+	var d daemonFlags
+	cmd := &cobra.Command{
+		Use:   name + " ID...",
+		Short: short,
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, ids []string) error {
+			c, err := d.client()
+			if err != nil {
+				return err
+			}
+			var errs []error
+			for _, id := range ids {
+				e, err := op(c, cmd.Context(), id)
+				if errors.Is(err, client.ErrNoDaemon) {
+					return err
+				} else if err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", id, err))
+					continue
+				}
+				fmt.Fprintf(stdout, "%s\t%s\n", e.ID, e.State)
 			}
 			return errors.Join(errs...)
 		},

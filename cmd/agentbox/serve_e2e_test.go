@@ -46,6 +46,10 @@ func TestCLIAgainstDaemon(t *testing.T) {
 		{[]string{"fs", "cat", id, "hello.txt"}, "", 125, "", "ENOENT"},
 		{[]string{"fs", "cat", id, "../../etc/passwd"}, "", 125, "", "EPERM"},
 		{[]string{"diff", id}, "", 0, "deleted file mode", ""},
+		{[]string{"env", "pause", id}, "", 0, id + "\tpaused", ""},
+		{[]string{"exec", id, "--", "true"}, "", 125, "", "EPAUSED"},
+		{[]string{"env", "resume", id}, "", 0, id + "\trunning", ""},
+		{[]string{"exec", id, "--", "echo", "again"}, "", 0, "again\n", ""},
 		{[]string{"env", "rm", id}, "", 0, "", ""},
 		{[]string{"exec", id, "--", "true"}, "", 125, "", "ENOENT"},
 	}
@@ -98,7 +102,7 @@ func TestMCPStdio(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 25 {
+	if err != nil || len(tools.Tools) != 27 {
 		t.Fatalf("tools: %v %d", err, len(tools.Tools))
 	}
 	callJSON := func(name string, args map[string]any) (map[string]any, bool) {
@@ -209,7 +213,7 @@ func TestMCPInspector(t *testing.T) {
 		}
 	}
 	sort.Strings(names)
-	if len(names) != 25 || names[0] != "artifact_export" {
+	if len(names) != 27 || names[0] != "artifact_export" {
 		t.Fatalf("tools %v", names)
 	}
 	created := inspect("--method", "tools/call", "--tool-name", "env_create", "--tool-arg", "workspace="+filepath.Join(d.work, "proj"))
@@ -234,7 +238,7 @@ func TestMCPInspector(t *testing.T) {
 	// With no daemon: the embedded server (each Inspector call is its own process,
 	// so its environments end with the call).
 	inspectEnv = append(os.Environ(), "AGENTBOX_SERVER=", "AGENTBOX_SOCKET="+filepath.Join(t.TempDir(), "none.sock"))
-	if list := inspect("--method", "tools/list"); len(list["tools"].([]any)) != 25 {
+	if list := inspect("--method", "tools/list"); len(list["tools"].([]any)) != 27 {
 		t.Fatalf("embedded tools/list: %v", list)
 	}
 	if listed := inspect("--method", "tools/call", "--tool-name", "env_list"); listed["isError"] == true {

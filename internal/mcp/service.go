@@ -15,6 +15,8 @@ type Service interface {
 	Create(ctx context.Context, r client.CreateRequest) (client.Environment, error)
 	Get(ctx context.Context, id string) (client.Environment, error)
 	List(ctx context.Context, labels map[string]string) ([]client.Environment, error)
+	Pause(ctx context.Context, id string) (client.Environment, error)
+	Resume(ctx context.Context, id string) (client.Environment, error)
 	Destroy(ctx context.Context, id string) error
 
 	Exec(ctx context.Context, id string, r client.ExecRequest) (*client.Result, error)

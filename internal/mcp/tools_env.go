@@ -50,6 +50,18 @@ func (t *tools) addEnv(s *mcp.Server) {
 			}
 			return listOut{Environments: envs}, err
 		})
+	add(t, s, &mcp.Tool{Name: "env_pause", Description: "Pause an environment: freeze every process in it (they use no CPU) until env_resume, after which they continue where they stopped. Files stay readable and writable; exec is refused (EPAUSED) until env_resume.",
+		Annotations: hints("Pause environment", false, false, true)},
+		func(in envID) string { return envWhat(in.ID) },
+		func(ctx context.Context, in envID) (client.Environment, error) {
+			return svc.Pause(ctx, in.ID)
+		})
+	add(t, s, &mcp.Tool{Name: "env_resume", Description: "Resume a paused environment: its processes continue where they stopped.",
+		Annotations: hints("Resume environment", false, false, true)},
+		func(in envID) string { return envWhat(in.ID) },
+		func(ctx context.Context, in envID) (client.Environment, error) {
+			return svc.Resume(ctx, in.ID)
+		})
 	add(t, s, &mcp.Tool{Name: "env_destroy", Description: "Destroy an environment: kill every process in it and delete its workspace and everything not exported as an artifact. Destroying an environment that is already gone succeeds.",
 		Annotations: hints("Destroy environment", false, true, true)},
 		func(in envID) string { return envWhat(in.ID) },

@@ -16,7 +16,7 @@ one per code of the API's error envelope; agentbox.ConnectionFailed when no daem
 from .client import (Artifact, Client, Environment, Event, EventStream, FileEntry, PatchReport, Result,
                      default_socket)
 from .errors import (AgentboxError, AlreadyExists, APIError, AuthError, BodyTimeout, Busy, Conflict,
-                     ConnectionFailed, Internal, InvalidRequest, NoSpace, NotFound, PermissionDenied,
+                     ConnectionFailed, Internal, InvalidRequest, NoSpace, NotFound, Paused, PermissionDenied,
                      QuotaExceeded, RateLimited, TooLarge, Unavailable, from_envelope)
 from .agent import AgentContext
 

@@ -35,6 +35,8 @@ class Environment:
     expires_at: str = ""
     last_used: str = ""
     state: str = ""
+    paused_at: str = ""
+    on_timeout: str = ""
     network: dict = None
     raw: dict = field(default=None, repr=False)
 
@@ -220,10 +222,11 @@ class Client:
         return self._do("GET", "/healthz")
 
     def create(self, workspace=None, template=None, limits=None, ttl_seconds=None, idle_timeout_seconds=None,
-               labels=None, network=None, mounts=None, task=None):
+               labels=None, network=None, mounts=None, task=None, idle_pause_seconds=None, on_timeout=None):
         req = {k: v for k, v in dict(workspace=workspace, template=template, limits=limits, ttl_seconds=ttl_seconds,
                                      idle_timeout_seconds=idle_timeout_seconds, labels=labels, network=network,
-                                     mounts=mounts, task=task).items() if v}
+                                     mounts=mounts, task=task, idle_pause_seconds=idle_pause_seconds,
+                                     on_timeout=on_timeout).items() if v}
         return _build(Environment, self._json("POST", "/v1/environments", req))
 
     def get(self, id):
@@ -232,6 +235,13 @@ class Client:
     def list(self, labels=None):
         q = {"label": ["%s=%s" % kv for kv in (labels or {}).items()]} if labels else None
         return [_build(Environment, e) for e in self._do("GET", "/v1/environments", q)["environments"]]
+
+    def pause(self, id):
+        """Freeze every process of the environment until resume; exec raises Paused meanwhile."""
+        return _build(Environment, self._do("POST", self._env(id) + "/pause"))
+
+    def resume(self, id):
+        return _build(Environment, self._do("POST", self._env(id) + "/resume"))
 
     def destroy(self, id):
         self._do("DELETE", self._env(id))

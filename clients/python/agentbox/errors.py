@@ -63,6 +63,11 @@ class Conflict(APIError):
     code = "ECONFLICT"
 
 
+class Paused(APIError):
+    """The environment is paused: resume it before running commands."""
+    code = "EPAUSED"
+
+
 class BodyTimeout(APIError):
     code = "ETIMEDOUT"
 
@@ -92,7 +97,7 @@ class NoSpace(APIError):
 
 
 _BY_CODE = {c.code: c for c in (InvalidRequest, AuthError, PermissionDenied, NotFound, AlreadyExists, Busy,
-                                 Conflict, BodyTimeout, TooLarge, QuotaExceeded, RateLimited, Internal,
+                                 Conflict, Paused, BodyTimeout, TooLarge, QuotaExceeded, RateLimited, Internal,
                                  Unavailable, NoSpace)}
 
 

@@ -106,6 +106,11 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(got.labels, {"suite": "python"})
         self.assertIn(self.env.id, [e.id for e in self.c.list(labels={"suite": "python"})])
         self.assertNotIn(self.env.id, [e.id for e in self.c.list(labels={"suite": "other"})])
+        self.assertEqual(self.c.pause(self.env.id).state, "paused")
+        with self.assertRaises(agentbox.Paused):
+            self.c.exec(self.env.id, ["true"])
+        self.assertEqual(self.c.resume(self.env.id).state, "running")
+        self.assertEqual(self.c.exec(self.env.id, ["echo", "on"]).stdout, "on\n")
         e2 = self.c.create(workspace=self.workspace)
         self.c.destroy(e2.id)
         with self.assertRaises(agentbox.NotFound):
