@@ -79,3 +79,21 @@ func benchEnv(b *testing.B) (*Manager, string) {
 	}
 	return m, info.ID
 }
+
+// BenchmarkPauseResume is one Pause and one Resume of an environment with a
+// command running in it (a sleeping shell: the freezer must catch every task).
+func BenchmarkPauseResume(b *testing.B) {
+	m, id := benchEnv(b)
+	ctx := context.Background()
+	if _, err := m.Start(ctx, alice, id, ExecRequest{Argv: []string{"sh", "-c", "while :; do sleep 1; done"}}); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := m.Pause(ctx, alice, id); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := m.Resume(ctx, alice, id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
