@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// TestReap: after a "crash" (groups never deleted, one only half created), Reap
-// kills and removes every group with the prefix and no other.
+// TestReap: after a "crash" (groups never deleted, one only half created, one
+// left paused by a daemon that died with a paused environment), Reap kills and
+// removes every group with the prefix and no other.
 func TestReap(t *testing.T) {
 	requireCgroups(t)
 	prefix := uniqueName("reap") + "-"
@@ -20,6 +21,11 @@ func TestReap(t *testing.T) {
 		cg := newGroup(t, Options{Name: prefix + n, Pids: 20})
 		kids = append(kids, startIn(t, cg, shCmd(`read g; sleep 1000 & exec sleep 1000`)))
 		want = append(want, cg.Name())
+		if n == "c" {
+			if err := cg.Pause(); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	// New crashed after its first mkdir: the group exists in one hierarchy only.
 	l, err := readLayout()
