@@ -122,7 +122,7 @@ func TestCanaryLayoutSecret(t *testing.T) {
 		}
 		return b.String()
 	}
-	if read() == read() {
+	if first, second := read(), read(); first == second {
 		t.Error("two grades drew the same canaries: the layout is not secret")
 	}
 }
