@@ -85,7 +85,7 @@ Output to a pipe or a file is never changed.`,
 
 // refuseUnknownSubcommands gives every command that only groups subcommands (env,
 // net, fs, ...) a RunE that fails on an argument. Cobra would otherwise print the
-// group's help for `agentbox env pause` and exit 0, as if it had done something;
+// group's help for `agentbox env frobnicate` and exit 0, as if it had done something;
 // the root already fails on an unknown command, with suggestions.
 func refuseUnknownSubcommands(c *cobra.Command) {
 	for _, sub := range c.Commands() {

@@ -84,11 +84,11 @@ func TestExitStatuses(t *testing.T) {
 		{"no command", []string{"run"}, 125, "no command given"},
 		{"bad size", []string{"run", "--memory", "12Q", "--", "true"}, 125, `invalid size "12Q"`},
 		{"bad duration", []string{"run", "--timeout", "soon", "--", "true"}, 125, "--timeout"},
-		{"bad isolation", []string{"run", "--isolation", "vm", "--", "true"}, 125, "use process or namespace"},
+		{"bad isolation", []string{"run", "--isolation", "vm", "--", "true"}, 125, "use process, namespace or gvisor"},
 		{"bad env", []string{"run", "--env", "NOVALUE", "--", "true"}, 125, "KEY=VALUE"},
 		{"unknown flag", []string{"run", "--frobnicate", "--", "true"}, 125, "unknown flag"},
 		// Issue 13: a group given an unknown subcommand printed its help and exited 0.
-		{"unknown subcommand", []string{"env", "pause"}, 125, `unknown command "pause" for "agentbox env"`},
+		{"unknown subcommand", []string{"env", "frobnicate"}, 125, `unknown command "frobnicate" for "agentbox env"`},
 		{"subcommand suggestion", []string{"env", "lss"}, 125, "Did you mean this?\n\tls"},
 		{"nested group", []string{"config", "int"}, 125, "init"},
 		{"unknown command", []string{"envv"}, 125, "Did you mean this?\n\tenv"},
