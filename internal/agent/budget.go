@@ -204,6 +204,13 @@ func (b *Budget) before(now time.Time) trace.Budget {
 	return out
 }
 
+// restore sets what a resumed session had spent.
+func (b *Budget) restore(steps, toolCalls int, used trace.Usage) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.steps, b.toolCalls, b.used = steps, toolCalls, used
+}
+
 func (b *Budget) counts() (steps, toolCalls int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

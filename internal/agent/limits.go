@@ -60,4 +60,9 @@ const (
 	StopModelError      StopReason = "model_error"      // the model failed for good (after retries), or refused the key
 	StopCancelled       StopReason = "cancelled"        // the caller cancelled the session
 	StopPolicy          StopReason = "policy_stop"      // the policy chose to stop
+	// A durable session's: paused until a person resolves a call whose outcome
+	// recovery could not tell (agentbox sessions resolve), or stopped because its
+	// journal refused an event (a newer driver took the session: fenced).
+	StopPaused  StopReason = "paused"
+	StopJournal StopReason = "journal_error"
 )

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/egress"
+	"github.com/agentbox/agentbox/internal/journal"
 	"github.com/agentbox/agentbox/internal/model"
 	"github.com/agentbox/agentbox/internal/tool"
 	"github.com/agentbox/agentbox/internal/trace"
@@ -43,6 +44,10 @@ type Options struct {
 	// (Env.NetworkLog): after each tool call the session records those that ended
 	// meanwhile as NetworkAccess events.
 	Network func(ctx context.Context, after uint64) ([]egress.Event, error)
+	// Durable, if set, makes the session durable: Log's journal takes each event
+	// before the loop acts on it, each call records its effect fingerprint, and a
+	// session with recorded events resumes (durable.go).
+	Durable *Durable
 }
 
 // Result is how a session ended.
@@ -87,6 +92,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	l := &loop{o: o, lim: lim, log: log, start: start, budget: newBudget(lim, start.Add(lim.MaxWall)),
 		det: newDetector(lim)}
 	l.st = &State{Session: log.Session(), Goal: o.Goal, Tools: o.Tools.Defs(), Budget: l.budget, log: log}
+	if d := o.Durable; d != nil && d.State != nil && d.State.Seq > 0 {
+		l.restore(d.State)
+	}
 	return l.run(ctx), nil
 }
 
@@ -100,6 +108,9 @@ type loop struct {
 	st     *State
 	answer string
 	netSeq uint64 // the last connection recorded (Options.Network)
+	// resumed is set for a session continued from its journal (restore).
+	resumed bool
+	done    *journal.Call // a resumed session's finishing call
 }
 
 type ending struct {
@@ -113,10 +124,19 @@ func (l *loop) run(ctx context.Context) *Result {
 	for _, d := range l.st.Tools {
 		names = append(names, d.Name)
 	}
-	l.log.Emit(trace.SessionCreated, 0, "", trace.SessionInfo{Session: l.log.Session(), Goal: l.o.Goal,
-		Policy: l.o.Policy.Name(), Model: l.o.Model, Limits: limits, Tools: names, EnvID: l.o.EnvID})
 	var end ending
-	for {
+	var stopped bool
+	if l.resumed {
+		end, stopped = l.recover()
+	} else {
+		l.log.Emit(trace.SessionCreated, 0, "", trace.SessionInfo{Session: l.log.Session(), Goal: l.o.Goal,
+			Policy: l.o.Policy.Name(), Model: l.o.Model, Limits: limits, Tools: names, EnvID: l.o.EnvID})
+	}
+	for !stopped {
+		if e, stop := l.halted(); stop {
+			end = e
+			break
+		}
 		if e, stop := l.checkContext(ctx); stop {
 			end = e
 			break
@@ -138,6 +158,9 @@ func (l *loop) run(ctx context.Context) *Result {
 	res := &Result{Session: l.log.Session(), StopReason: end.reason, Detail: end.detail, Steps: steps,
 		ToolCalls: calls, Usage: l.budget.Used(), Duration: time.Since(l.start), Answer: l.answer,
 		State: l.o.Tools.Snapshot()}
+	if res.StopReason == StopPaused || res.StopReason == StopJournal {
+		return res // not ended: a resume continues it
+	}
 	l.log.Emit(trace.SessionEnded, 0, "", trace.SessionEnd{StopReason: string(res.StopReason), Detail: res.Detail,
 		Steps: res.Steps, ToolCalls: res.ToolCalls, Usage: res.Usage, DurationMS: res.Duration.Milliseconds(), Answer: res.Answer})
 	return res
@@ -187,9 +210,13 @@ func (l *loop) step(ctx context.Context) (ending, bool) {
 		d.CallID = fmt.Sprintf("call_%d", step)
 	}
 	l.log.Emit(trace.ToolCallProposed, step, d.CallID, d)
+	if e, stop := l.halted(); stop {
+		return e, true
+	}
 
 	var out tool.Outcome
 	var stop *ending
+	var eff *trace.Effect
 	switch {
 	case d.ArgsError != "":
 		out = refused(tool.Errorf(tool.EINVAL, false, tool.ActFixArgs,
@@ -199,11 +226,21 @@ func (l *loop) step(ctx context.Context) (ending, bool) {
 		stop = &ending{StopMaxToolCalls, fmt.Sprintf("%d tool calls made", l.lim.MaxToolCalls)}
 	default:
 		spec, _ := l.o.Tools.Spec(d.Tool)
-		l.log.Emit(trace.ToolExecutionStarted, step, d.CallID, trace.ToolStart{Tool: d.Tool, Effect: spec.Effect, Idempotent: spec.Idempotent})
+		ts := trace.ToolStart{Tool: d.Tool, Effect: spec.Effect, Idempotent: spec.Idempotent}
+		if l.o.Durable != nil {
+			ts.Pre = l.o.Tools.Snapshot().Version
+		}
+		started := l.log.Emit(trace.ToolExecutionStarted, step, d.CallID, ts)
+		if e, stop := l.halted(); stop { // the intent is not recorded: the tool must not run
+			return e, true
+		}
+		l.crash("effect-before", started.Seq)
 		out, stop = l.call(ctx, step, tool.Call{ID: d.CallID, Tool: d.Tool, Args: d.Args})
+		l.crash("effect-after", started.Seq)
+		eff = l.effect(ctx, ts.Pre)
 	}
 	l.log.Emit(trace.ToolExecutionFinished, step, d.CallID, trace.ToolFinish{Result: out.Envelope, Done: out.Done,
-		DurationMS: out.Duration.Milliseconds(), Internal: out.Internal})
+		DurationMS: out.Duration.Milliseconds(), Internal: out.Internal, Effect: eff})
 	l.network(ctx, step, d.CallID)
 	l.st.History = append(l.st.History, Turn{Step: step, Decision: d, Result: out.Envelope})
 

@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"github.com/agentbox/agentbox/internal/journal"
 	"github.com/agentbox/agentbox/internal/tool"
 	"github.com/agentbox/agentbox/internal/trace"
 )
@@ -29,6 +31,13 @@ type SessionOptions struct {
 	// Redact are strings no event may hold (API keys).
 	Sinks  []trace.Sink
 	Redact []string
+	// Store, if set, makes the session durable: its events are committed to the
+	// store first, and a store that holds a session resumes it (recovery) in a
+	// new environment re-derived from Env.Workspace and the recorded effects.
+	Store *journal.Store
+	// Crash is the fault-injection hook of a durable session (Durable.Crash and
+	// journal.Options.Crash).
+	Crash func(point string)
 }
 
 // Session is what a session left.
@@ -69,9 +78,17 @@ func RunSession(ctx context.Context, o SessionOptions) (s *Session, err error) {
 		}
 		defer closeMount()
 	}
-	log := trace.NewLog(trace.LogOptions{Session: NewSessionID(), Sinks: o.Sinks, Redact: o.Redact})
+	lo := trace.LogOptions{Session: NewSessionID(), Sinks: o.Sinks, Redact: o.Redact}
+	var durable *Durable
+	if o.Store != nil {
+		if durable, err = openDurable(ctx, o.Store, e, &lo); err != nil {
+			return nil, err
+		}
+		durable.Crash = o.Crash
+	}
+	log := trace.NewLog(lo)
 	res, err := Run(ctx, Options{Goal: o.Goal, Policy: o.Policy, Tools: e.Registry, Limits: o.Limits,
-		Log: log, Model: o.Model, EnvID: e.ID, Network: e.NetworkLog(), Permissions: o.Permissions})
+		Log: log, Model: o.Model, EnvID: e.ID, Network: e.NetworkLog(), Permissions: o.Permissions, Durable: durable})
 	if err != nil {
 		return nil, err
 	}
@@ -81,4 +98,33 @@ func RunSession(ctx context.Context, o SessionOptions) (s *Session, err error) {
 		return s, fmt.Errorf("write trace: %w", err)
 	}
 	return s, nil
+}
+
+// openDurable takes the store's next epoch and, for a session it already
+// holds, re-derives the workspace in e: a local environment dies with its
+// process, so the new one is brought to the last recorded state (Effect.Diff)
+// and its content hash compared with the recorded one.
+func openDurable(ctx context.Context, s *journal.Store, e *tool.Env, lo *trace.LogOptions) (*Durable, error) {
+	drv, err := s.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st := drv.State()
+	d := &Durable{State: st, Epoch: drv.Epoch(), Diff: e.Diff}
+	lo.Journal = drv
+	if st.Seq == 0 {
+		return d, nil
+	}
+	if st.End != nil {
+		return nil, fmt.Errorf("agent: the session %s has ended (%s): nothing to resume", st.Session.Session, st.End.StopReason)
+	}
+	lo.Session, lo.After = st.Session.Session, anchorOf(st)
+	if err := e.Restore(ctx, st.Workspace.Diff); err != nil {
+		d.Drift = err.Error()
+	}
+	if found := e.Registry.Snapshot().Version; st.Workspace.Version != "" && found != st.Workspace.Version {
+		d.Drift = strings.TrimPrefix(d.Drift+"; ", "; ") +
+			fmt.Sprintf("the re-derived workspace (%s) is not the recorded one (%s): the workspace directory changed since", found, st.Workspace.Version)
+	}
+	return d, nil
 }

@@ -129,6 +129,20 @@ func (e *Env) Diff(ctx context.Context) ([]byte, error) {
 	return e.svc.Diff(ctx, e.owner, e.ID)
 }
 
+// Restore brings a fresh environment to the state a diff from its start
+// describes (a resumed session's recorded workspace), and recomputes the
+// workspace's version.
+func (e *Env) Restore(ctx context.Context, diff []byte) error {
+	if len(diff) == 0 {
+		return nil
+	}
+	if _, err := e.svc.ApplyPatch(ctx, e.owner, e.ID, diff); err != nil {
+		return fmt.Errorf("tool: restore the workspace: %w", err)
+	}
+	e.Workspace.refresh(ctx)
+	return nil
+}
+
 // Close destroys the environment and stops http.fetch's proxy, even if ctx is
 // already cancelled.
 func (e *Env) Close(ctx context.Context) error {

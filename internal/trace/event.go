@@ -25,6 +25,14 @@ const (
 	TurnFailed            Type = "TurnFailed"            // TurnEnd with Error
 	TurnCancelled         Type = "TurnCancelled"         // TurnEnd with Error
 	SessionEnded          Type = "SessionEnded"          // SessionEnd
+
+	// A resumed session's first events (package journal, agent.RunSession):
+	// RecoveryStarted, a RecoveryReconciled per call or model request left
+	// without a result, then RecoverySummary before any new action. A person's
+	// resolution of an unknown call is a RecoveryReconciled too.
+	RecoveryStarted    Type = "RecoveryStarted"    // RecoveryStart
+	RecoveryReconciled Type = "RecoveryReconciled" // Reconcile
+	RecoverySummary    Type = "RecoverySummary"    // RecoverySummaryInfo
 )
 
 // Event is one fact about a session.
@@ -135,6 +143,19 @@ type ToolStart struct {
 	Tool       string      `json:"tool"`
 	Effect     tool.Effect `json:"effect"`
 	Idempotent bool        `json:"idempotent"`
+	// Pre is the workspace's content hash (tool.Snapshot.Version) before the
+	// call: with Effect.Version after it, the call's effect fingerprint.
+	Pre string `json:"pre_version,omitempty"`
+}
+
+// Effect is the workspace as a call left it: Version its content hash, Diff the
+// environment's diff from its start, which re-derives it in a new environment.
+// Diff is recorded when Version changed.
+type Effect struct {
+	Version string `json:"version"`
+	Diff    []byte `json:"diff,omitempty"`
+	// DiffError is why the diff could not be read.
+	DiffError string `json:"diff_error,omitempty"`
 }
 
 // ToolFinish is a tool's outcome.
@@ -144,6 +165,8 @@ type ToolFinish struct {
 	DurationMS int64         `json:"duration_ms"`
 	// Internal is operator-only detail (a handler's panic); the model never saw it.
 	Internal string `json:"internal,omitempty"`
+	// Effect is recorded by a durable session (a journal's driver).
+	Effect *Effect `json:"effect,omitempty"`
 }
 
 // TurnEnd closes a step.
@@ -181,4 +204,48 @@ type SessionEnd struct {
 	Usage      Usage  `json:"usage"`
 	DurationMS int64  `json:"duration_ms"`
 	Answer     string `json:"answer,omitempty"`
+}
+
+// Outcomes of a reconciled call.
+const (
+	OutcomeSucceeded = "succeeded" // the effect happened (a person said so): the policy sees success
+	OutcomeFailed    = "failed"    // it did not (a person said so), or a lost model response: the policy sees a failure
+	OutcomeNotRun    = "not_run"   // no effect: the call is decided afresh
+	OutcomeRetried   = "retried"   // read-only or idempotent: decided afresh, repeating is safe
+	OutcomeUnknown   = "unknown"   // nobody can tell: the session pauses for a person
+)
+
+// RecoveryStart opens a recovery: the driver's epoch, the snapshot it started
+// from and how many events it replayed.
+type RecoveryStart struct {
+	Epoch    int64 `json:"epoch"`
+	Snapshot int64 `json:"snapshot_seq"`
+	Replayed int   `json:"replayed"`
+	LastSeq  int64 `json:"last_seq"`
+}
+
+// Reconcile is the verdict on a call (or a model request, RequestID) whose
+// result was not recorded.
+type Reconcile struct {
+	Tool      string `json:"tool,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
+	// Capability is how the outcome was found: read_only (retried), verifiable
+	// (the workspace's content hash against the call's pre-state), none.
+	Capability string `json:"capability"`
+	Outcome    string `json:"outcome"`
+	// Pre is the recorded pre-state, Found the workspace's hash now.
+	Pre    string `json:"pre_version,omitempty"`
+	Found  string `json:"found_version,omitempty"`
+	By     string `json:"by"` // "recovery" or "person"
+	Detail string `json:"detail,omitempty"`
+}
+
+// RecoverySummaryInfo precedes any new action of a resumed session.
+type RecoverySummaryInfo struct {
+	Epoch      int64    `json:"epoch"`
+	Reconciled int      `json:"reconciled"`
+	Unknown    []string `json:"unknown,omitempty"`
+	// Drift says how the re-derived workspace differs from the recorded one.
+	Drift  string `json:"drift,omitempty"`
+	Paused bool   `json:"paused"`
 }

@@ -29,6 +29,13 @@ type LogOptions struct {
 	// [redacted], before any sink sees it. Strings shorter than 8 bytes are ignored:
 	// scrubbing them would mangle ordinary text.
 	Redact []string
+	// Journal, if set, is the durable store, appended to before the other sinks:
+	// an event it did not take goes nowhere, and the log halts (Halted): nothing
+	// after a lost intent may be recorded or acted on.
+	Journal Sink
+	// After continues a session whose last event is After (a resumed session):
+	// the next event is After.Seq+1, chained from After.Hash.
+	After chain.Anchor
 }
 
 // Log numbers a session's events and hands them to its sinks. It is safe for
@@ -36,10 +43,11 @@ type LogOptions struct {
 type Log struct {
 	o LogOptions
 
-	mu    sync.Mutex
-	seq   int64
-	chain chain.Chain
-	err   error
+	mu     sync.Mutex
+	seq    int64
+	chain  chain.Chain
+	err    error
+	halted error
 }
 
 // NewLog returns a Log for one session.
@@ -54,7 +62,7 @@ func NewLog(o LogOptions) *Log {
 		}
 	}
 	o.Redact = keep
-	return &Log{o: o}
+	return &Log{o: o, seq: o.After.Seq, chain: *chain.Resume(nil, o.After.Hash)}
 }
 
 // Session returns the session id.
@@ -71,15 +79,25 @@ func (l *Log) Emit(typ Type, step int, callID string, payload any) Event {
 	data = l.scrub(data)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.seq++
-	ev := Event{Seq: l.seq, ID: fmt.Sprintf("%s/%d", l.o.Session, l.seq), Session: l.o.Session,
+	if l.halted != nil {
+		return Event{}
+	}
+	seq, next := l.seq+1, l.chain
+	ev := Event{Seq: seq, ID: fmt.Sprintf("%s/%d", l.o.Session, seq), Session: l.o.Session,
 		Time: l.o.Clock().UTC(), Type: typ, Step: step, CallID: l.scrubString(callID), Data: data,
-		PrevHash: l.chain.Last()}
+		PrevHash: next.Last()}
 	if canon, err := chain.Canonical(ev); err == nil {
-		_, ev.Hash = l.chain.Link(canon)
+		_, ev.Hash = next.Link(canon)
 	} else if l.err == nil {
 		l.err = fmt.Errorf("trace: chain event %d: %w", ev.Seq, err)
 	}
+	if l.o.Journal != nil {
+		if err := l.o.Journal.Append(ev); err != nil {
+			l.halted = fmt.Errorf("trace: journal event %d: %w", ev.Seq, err)
+			return Event{}
+		}
+	}
+	l.seq, l.chain = seq, next
 	for _, s := range l.o.Sinks {
 		if err := s.Append(ev); err != nil && l.err == nil {
 			l.err = fmt.Errorf("trace: append event %d: %w", ev.Seq, err)
@@ -101,6 +119,13 @@ func (l *Log) Anchor() chain.Anchor {
 // anchor if one is given; the error names the first bad event.
 func VerifyEvents(jsonl []byte, anchor *chain.Anchor) error {
 	return chain.Verify(chain.Split(jsonl), chain.Options{Anchor: anchor})
+}
+
+// Halted returns why the journal refused an event; nil while it takes them.
+func (l *Log) Halted() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.halted
 }
 
 // Err returns the first sink failure.

@@ -1,0 +1,102 @@
+package agent
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentbox/agentbox/internal/chain"
+	"github.com/agentbox/agentbox/internal/journal"
+	"github.com/agentbox/agentbox/internal/tool"
+	"github.com/agentbox/agentbox/internal/trace"
+)
+
+// recover runs seed 004's recovery after the journal's state was replayed
+// (restore): every model request and tool call left without a result gets a
+// verdict (reconcile), then a RecoverySummary, before any new action. It stops
+// the session when a call's outcome is unknown (paused for a person) or the
+// session had finished.
+func (l *loop) recover() (ending, bool) {
+	d := l.o.Durable
+	st := d.State
+	l.log.Emit(trace.RecoveryStarted, st.Step, "", trace.RecoveryStart{Epoch: d.Epoch, Snapshot: st.FromSnapshot,
+		Replayed: st.Replayed, LastSeq: st.Seq})
+	n := 0
+	reqs := make([]string, 0, len(st.Requests))
+	for id := range st.Requests {
+		reqs = append(reqs, id)
+	}
+	slices.Sort(reqs)
+	for _, id := range reqs {
+		// The provider may have answered and charged: the request is not queried
+		// (no provider offers it) but made again, and the duplicate's cost is the
+		// reservation recorded with it.
+		l.log.Emit(trace.RecoveryReconciled, st.Step, "", trace.Reconcile{RequestID: id, Capability: "none",
+			Outcome: trace.OutcomeFailed, By: byRecovery,
+			Detail: fmt.Sprintf("the model stream ended with the process; asked again (a duplicate may be charged, up to $%.6f reserved)", st.Requests[id].ReservedUSD)})
+		n++
+	}
+	found := l.o.Tools.Snapshot().Version
+	unknown := slices.Clone(st.Unknown)
+	for _, c := range st.Pending() {
+		r := reconcile(c, found)
+		l.log.Emit(trace.RecoveryReconciled, c.Step, c.ID, r)
+		n++
+		if r.Outcome == trace.OutcomeUnknown {
+			unknown = append(unknown, c.ID)
+		}
+	}
+	l.log.Emit(trace.RecoverySummary, st.Step, "", trace.RecoverySummaryInfo{Epoch: d.Epoch, Reconciled: n,
+		Unknown: unknown, Drift: d.Drift, Paused: len(unknown) > 0})
+	if e, stop := l.halted(); stop {
+		return e, true
+	}
+	if len(unknown) > 0 {
+		return ending{StopPaused, fmt.Sprintf("the outcome of %s is unknown: check it, then agentbox sessions resolve DIR CALL --as succeeded|failed",
+			strings.Join(unknown, ", "))}, true
+	}
+	if c := l.done; c != nil {
+		if s := summaryOf(c.Result.Result); s != "" {
+			l.answer = s
+		}
+		return ending{StopDone, "finished by " + c.Decision.Tool}, true
+	}
+	return ending{}, false
+}
+
+// reconcile decides what a call without a result did, from its recovery
+// capability: a call that never started, or a read-only or idempotent one, is
+// proposed afresh; one whose effect is on the workspace is verifiable against
+// its effect fingerprint (the workspace's content hash before it); any other is
+// unknown. The environment it is checked against is the re-derived one.
+func reconcile(c *journal.Call, found string) trace.Reconcile {
+	r := trace.Reconcile{Tool: c.Decision.Tool, By: byRecovery, Found: found}
+	s := c.Start
+	if s == nil {
+		r.Capability, r.Outcome, r.Detail = "none", trace.OutcomeNotRun, "proposed but never started: decided afresh"
+		return r
+	}
+	r.Pre = s.Pre
+	switch {
+	case s.Effect == tool.EffectRead:
+		r.Capability, r.Outcome, r.Detail = "read_only", trace.OutcomeRetried, "read-only: run again"
+	case s.Effect == tool.EffectWrite || s.Effect == tool.EffectExec:
+		r.Capability = "verifiable"
+		switch {
+		case found == s.Pre:
+			r.Outcome, r.Detail = trace.OutcomeNotRun, "the workspace is as it was before the call: no effect; decided afresh"
+		case s.Idempotent:
+			r.Outcome, r.Detail = trace.OutcomeRetried, "the workspace changed and the call is idempotent: run again"
+		default:
+			r.Outcome, r.Detail = trace.OutcomeUnknown, "the workspace changed and the call is not idempotent: a person must check"
+		}
+	case s.Idempotent:
+		r.Capability, r.Outcome, r.Detail = "none", trace.OutcomeRetried, "idempotent: run again"
+	default:
+		r.Capability, r.Outcome, r.Detail = "none", trace.OutcomeUnknown,
+			fmt.Sprintf("a %s effect outside the workspace that cannot be checked and must not be repeated blindly", s.Effect)
+	}
+	return r
+}
+
+func anchorOf(st *journal.State) chain.Anchor { return chain.Anchor{Seq: st.Seq, Hash: st.Hash} }

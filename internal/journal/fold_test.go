@@ -1,0 +1,86 @@
+package journal
+
+import (
+	"encoding/json"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/agentbox/agentbox/internal/trace"
+)
+
+func sameState(a, b *State) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// TestFoldIdempotent: folding a log is the same as folding a snapshot of any
+// prefix (through its JSON) and then the tail; events delivered again, or a
+// prefix replayed twice, change nothing.
+func TestFoldIdempotent(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 60).Draw(t, "events")
+		mem := &trace.Memory{}
+		log := trace.NewLog(trace.LogOptions{Session: "s-test", Sinks: []trace.Sink{mem}})
+		for i := 0; i < n; i++ {
+			emitStep(log, i)
+		}
+		evs := mem.Events()
+		full, err := Fold(evs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := rapid.IntRange(0, n).Draw(t, "watermark")
+		pre, _ := Fold(evs[:k])
+		b, _ := json.Marshal(pre)
+		snap := NewState()
+		if err := json.Unmarshal(b, snap); err != nil {
+			t.Fatal(err)
+		}
+		// Redeliver a random overlap before the tail.
+		from := rapid.IntRange(0, k).Draw(t, "redeliver")
+		for _, e := range evs[from:] {
+			if err := snap.Apply(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !sameState(full, snap) {
+			t.Fatalf("snapshot at %d + tail from %d differs from the full fold", k, from)
+		}
+		if err := full.Apply(evs[rapid.IntRange(0, n-1).Draw(t, "again")]); err != nil || !sameState(full, snap) {
+			t.Fatalf("re-applying an event changed the state: %v", err)
+		}
+	})
+}
+
+func TestFoldInvariants(t *testing.T) {
+	mk := func(typ trace.Type, call string, v any) trace.Event {
+		b, _ := json.Marshal(v)
+		return trace.Event{Type: typ, CallID: call, Data: b, Step: 1}
+	}
+	seq := func(evs ...trace.Event) []trace.Event {
+		for i := range evs {
+			evs[i].Seq = int64(i + 1)
+		}
+		return evs
+	}
+	created := mk(trace.SessionCreated, "", trace.SessionInfo{Session: "s"})
+	prop := mk(trace.ToolCallProposed, "c1", trace.Decision{Tool: "fs.read"})
+	fin := mk(trace.ToolExecutionFinished, "c1", trace.ToolFinish{})
+	for name, evs := range map[string][]trace.Event{
+		"two results":             seq(created, prop, fin, fin),
+		"result without its call": seq(created, fin),
+		"started twice":           seq(created, prop, mk(trace.ToolExecutionStarted, "c1", trace.ToolStart{}), mk(trace.ToolExecutionStarted, "c1", trace.ToolStart{})),
+		"reconciled after result": seq(created, prop, fin, mk(trace.RecoveryReconciled, "c1", trace.Reconcile{Outcome: "retried"})),
+		"event after the end":     seq(created, mk(trace.SessionEnded, "", trace.SessionEnd{}), prop),
+		"a second session":        seq(created, created),
+		"a gap":                   {created, func() trace.Event { e := prop; e.Seq = 3; return e }()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Fold(evs); err == nil {
+				t.Fatal("folded without an error")
+			}
+		})
+	}
+}

@@ -1,0 +1,250 @@
+package journal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentbox/agentbox/internal/trace"
+)
+
+// ErrInvariant: the events break a rule of the session's state machine (a call
+// with two results, a result without its call, an event after the end).
+var ErrInvariant = errors.New("journal: invariant violated")
+
+// Call is one tool call as the events tell it.
+type Call struct {
+	ID       string            `json:"id"`
+	Step     int               `json:"step"`
+	Decision trace.Decision    `json:"decision"`
+	Start    *trace.ToolStart  `json:"start,omitempty"`
+	Result   *trace.ToolFinish `json:"result,omitempty"`
+	// Reconciled is recovery's verdict on a call whose result was lost.
+	Reconciled *trace.Reconcile `json:"reconciled,omitempty"`
+}
+
+// Open reports whether the call has no terminal record yet.
+func (c *Call) Open() bool { return c.Result == nil && c.Reconciled == nil }
+
+// State is the fold of a session's events: what recovery and the projections
+// start from.
+type State struct {
+	Seq  int64  `json:"seq"`
+	Hash string `json:"hash"`
+	// Session is the SessionCreated payload.
+	Session *trace.SessionInfo `json:"session,omitempty"`
+	// Step is the last step started; Steps and ToolCalls are the budget spent.
+	Step      int         `json:"step"`
+	Steps     int         `json:"steps"`
+	ToolCalls int         `json:"tool_calls"`
+	Usage     trace.Usage `json:"usage"`
+	Answer    string      `json:"answer,omitempty"`
+	// Calls by id; Order is their order of proposal.
+	Calls map[string]*Call `json:"calls"`
+	Order []string         `json:"order"`
+	// Requests are model requests started with no response recorded.
+	Requests map[string]trace.ModelRequest `json:"requests,omitempty"`
+	// Workspace is the last recorded workspace state (ToolFinish.Effect):
+	// Version is its content hash, Diff what re-derives it from the start.
+	Workspace trace.Effect `json:"workspace"`
+	NetSeq    uint64       `json:"net_seq,omitempty"`
+	// Unknown lists the calls recovery could not reconcile: the session is
+	// paused until a person resolves each.
+	Unknown []string          `json:"unknown,omitempty"`
+	End     *trace.SessionEnd `json:"end,omitempty"`
+	Epochs  int               `json:"recoveries,omitempty"`
+
+	// FromSnapshot and Replayed say how Load built the state (not stored).
+	FromSnapshot int64 `json:"-"`
+	Replayed     int   `json:"-"`
+}
+
+// NewState returns the state before any event.
+func NewState() *State {
+	return &State{Calls: map[string]*Call{}, Requests: map[string]trace.ModelRequest{}}
+}
+
+// Fold folds events into a new state.
+func Fold(evs []trace.Event) (*State, error) {
+	st := NewState()
+	for _, e := range evs {
+		if err := st.Apply(e); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+// Apply folds one event. An event at or below the state's seq is ignored (folds
+// are idempotent); one that skips a seq, or breaks an invariant, is an error
+// and leaves the state unchanged.
+func (st *State) Apply(e trace.Event) error {
+	if e.Seq <= st.Seq {
+		return nil
+	}
+	if e.Seq != st.Seq+1 {
+		return fmt.Errorf("%w: event %d after %d", ErrGap, e.Seq, st.Seq)
+	}
+	if st.End != nil && !isRecovery(e.Type) {
+		return fmt.Errorf("%w: event %d (%s) after the session ended", ErrInvariant, e.Seq, e.Type)
+	}
+	if err := st.apply(e); err != nil {
+		return fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, err)
+	}
+	st.Seq, st.Hash = e.Seq, e.Hash
+	return nil
+}
+
+func isRecovery(t trace.Type) bool {
+	return t == trace.RecoveryStarted || t == trace.RecoveryReconciled || t == trace.RecoverySummary
+}
+
+func (st *State) apply(e trace.Event) error {
+	dec := func(v any) error {
+		if err := json.Unmarshal(e.Data, v); err != nil {
+			return fmt.Errorf("%w: payload: %v", ErrInvariant, err)
+		}
+		return nil
+	}
+	call := func() (*Call, error) {
+		c := st.Calls[e.CallID]
+		if c == nil {
+			return nil, fmt.Errorf("%w: call %q was never proposed", ErrInvariant, e.CallID)
+		}
+		if !c.Open() {
+			return nil, fmt.Errorf("%w: call %q has a result already", ErrInvariant, e.CallID)
+		}
+		return c, nil
+	}
+	switch e.Type {
+	case trace.SessionCreated:
+		var s trace.SessionInfo
+		if err := dec(&s); err != nil {
+			return err
+		}
+		if st.Session != nil {
+			return fmt.Errorf("%w: a second SessionCreated", ErrInvariant)
+		}
+		st.Session = &s
+	case trace.TurnStarted:
+		if e.Step <= st.Step {
+			return fmt.Errorf("%w: step %d after step %d", ErrInvariant, e.Step, st.Step)
+		}
+		st.Step = e.Step
+		st.Steps++
+	case trace.ModelRequestStarted:
+		var r trace.ModelRequest
+		if err := dec(&r); err != nil {
+			return err
+		}
+		st.Requests[r.RequestID] = r
+	case trace.ModelResponseReceived:
+		var r trace.ModelResponse
+		if err := dec(&r); err != nil {
+			return err
+		}
+		delete(st.Requests, r.RequestID)
+		st.Usage.Add(trace.Usage{Requests: 1, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CostUSD: r.CostUSD})
+	case trace.ToolCallProposed:
+		var d trace.Decision
+		if err := dec(&d); err != nil {
+			return err
+		}
+		if d.Text != "" {
+			st.Answer = d.Text
+		}
+		if e.CallID == "" { // a decision to stop
+			return nil
+		}
+		if st.Calls[e.CallID] != nil {
+			return fmt.Errorf("%w: call %q proposed twice", ErrInvariant, e.CallID)
+		}
+		st.Calls[e.CallID] = &Call{ID: e.CallID, Step: e.Step, Decision: d}
+		st.Order = append(st.Order, e.CallID)
+	case trace.ToolExecutionStarted:
+		c, err := call()
+		if err != nil {
+			return err
+		}
+		if c.Start != nil {
+			return fmt.Errorf("%w: call %q started twice", ErrInvariant, e.CallID)
+		}
+		var s trace.ToolStart
+		if err := dec(&s); err != nil {
+			return err
+		}
+		c.Start = &s
+		st.ToolCalls++
+	case trace.ToolExecutionFinished:
+		c, err := call()
+		if err != nil {
+			return err
+		}
+		var f trace.ToolFinish
+		if err := dec(&f); err != nil {
+			return err
+		}
+		c.Result = &f
+		if f.Effect != nil && f.Effect.Version != st.Workspace.Version {
+			st.Workspace = *f.Effect // the diff is recorded only with a change
+		}
+	case trace.NetworkAccess:
+		var n struct {
+			Seq uint64 `json:"seq"`
+		}
+		_ = json.Unmarshal(e.Data, &n)
+		st.NetSeq = max(st.NetSeq, n.Seq)
+	case trace.RecoveryStarted:
+		st.Epochs++
+	case trace.RecoveryReconciled:
+		var r trace.Reconcile
+		if err := dec(&r); err != nil {
+			return err
+		}
+		if r.RequestID != "" { // an interrupted model request
+			delete(st.Requests, r.RequestID)
+			return nil
+		}
+		c := st.Calls[e.CallID]
+		if c == nil {
+			return fmt.Errorf("%w: call %q was never proposed", ErrInvariant, e.CallID)
+		}
+		if c.Result != nil || (c.Reconciled != nil && c.Reconciled.Outcome != trace.OutcomeUnknown) {
+			return fmt.Errorf("%w: call %q has a result already", ErrInvariant, e.CallID)
+		}
+		c.Reconciled = &r
+		st.Unknown = without(st.Unknown, e.CallID)
+		if r.Outcome == trace.OutcomeUnknown {
+			st.Unknown = append(st.Unknown, e.CallID)
+		}
+	case trace.SessionEnded:
+		var s trace.SessionEnd
+		if err := dec(&s); err != nil {
+			return err
+		}
+		st.End = &s
+	}
+	return nil
+}
+
+func without(ids []string, id string) []string {
+	var out []string
+	for _, x := range ids {
+		if x != id {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Pending returns the calls without a terminal record, in order: those
+// recovery must reconcile.
+func (st *State) Pending() []*Call {
+	var out []*Call
+	for _, id := range st.Order {
+		if c := st.Calls[id]; c.Open() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
