@@ -69,8 +69,10 @@ func (p *Scripted) Next(_ context.Context, s *State) (Decision, error) {
 		return p.reference(h), nil
 	case ModeExfil:
 		return p.exfil(h), nil
+	case ModeLong:
+		return p.long(s), nil
 	}
-	return Decision{}, fmt.Errorf("agent: unknown scripted mode %q (want good, loop, escape, reference or exfil)", p.Mode)
+	return Decision{}, fmt.Errorf("agent: unknown scripted mode %q (want good, loop, escape, reference, exfil or long)", p.Mode)
 }
 
 func (p *Scripted) reference(h []Turn) Decision {

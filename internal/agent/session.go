@@ -79,16 +79,17 @@ func RunSession(ctx context.Context, o SessionOptions) (s *Session, err error) {
 		defer closeMount()
 	}
 	lo := trace.LogOptions{Session: NewSessionID(), Sinks: o.Sinks, Redact: o.Redact}
-	var durable *Durable
+	ro := Options{Goal: o.Goal, Policy: o.Policy, Tools: e.Registry, Limits: o.Limits,
+		Model: o.Model, EnvID: e.ID, Network: e.NetworkLog(), Permissions: o.Permissions}
+	var res *Result
+	var log *trace.Log
 	if o.Store != nil {
-		if durable, err = openDurable(ctx, o.Store, e, &lo); err != nil {
-			return nil, err
-		}
-		durable.Crash = o.Crash
+		res, log, err = RunDurable(ctx, o.Store, e, ro, lo, o.Crash)
+	} else {
+		log = trace.NewLog(lo)
+		ro.Log = log
+		res, err = Run(ctx, ro)
 	}
-	log := trace.NewLog(lo)
-	res, err := Run(ctx, Options{Goal: o.Goal, Policy: o.Policy, Tools: e.Registry, Limits: o.Limits,
-		Log: log, Model: o.Model, EnvID: e.ID, Network: e.NetworkLog(), Permissions: o.Permissions, Durable: durable})
 	if err != nil {
 		return nil, err
 	}
@@ -100,31 +101,44 @@ func RunSession(ctx context.Context, o SessionOptions) (s *Session, err error) {
 	return s, nil
 }
 
-// openDurable takes the store's next epoch and, for a session it already
-// holds, re-derives the workspace in e: a local environment dies with its
-// process, so the new one is brought to the last recorded state (Effect.Diff)
-// and its content hash compared with the recorded one.
-func openDurable(ctx context.Context, s *journal.Store, e *tool.Env, lo *trace.LogOptions) (*Durable, error) {
+// Restorer is the environment a durable session records and re-derives:
+// Diff is its change from its start, Restore brings a fresh one to a recorded
+// Diff (tool.Env).
+type Restorer interface {
+	Diff(ctx context.Context) ([]byte, error)
+	Restore(ctx context.Context, diff []byte) error
+}
+
+// RunDurable runs a durable session in the environment w whose tools are
+// o.Tools: it takes the store's next epoch (fencing any older driver), and for
+// a session the store already holds re-derives the workspace in w (a local
+// environment dies with its process, so the new one is brought to the last
+// recorded state, Effect.Diff, and its content hash compared with the recorded
+// one), then runs the loop, which recovers before any new action. lo's Journal,
+// Session and After are set here; it returns the log it ran with.
+func RunDurable(ctx context.Context, s *journal.Store, w Restorer, o Options, lo trace.LogOptions, crash func(string)) (*Result, *trace.Log, error) {
 	drv, err := s.Acquire(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st := drv.State()
-	d := &Durable{State: st, Epoch: drv.Epoch(), Diff: e.Diff}
+	d := &Durable{State: st, Epoch: drv.Epoch(), Diff: w.Diff, Crash: crash}
 	lo.Journal = drv
-	if st.Seq == 0 {
-		return d, nil
+	if st.Seq > 0 {
+		if st.End != nil {
+			return nil, nil, fmt.Errorf("agent: the session %s has ended (%s): nothing to resume", st.Session.Session, st.End.StopReason)
+		}
+		lo.Session, lo.After = st.Session.Session, anchorOf(st)
+		if err := w.Restore(ctx, st.Workspace.Diff); err != nil {
+			d.Drift = err.Error()
+		}
+		if found := o.Tools.Snapshot().Version; st.Workspace.Version != "" && found != st.Workspace.Version {
+			d.Drift = strings.TrimPrefix(d.Drift+"; ", "; ") +
+				fmt.Sprintf("the re-derived workspace (%s) is not the recorded one (%s): the workspace directory changed since", found, st.Workspace.Version)
+		}
 	}
-	if st.End != nil {
-		return nil, fmt.Errorf("agent: the session %s has ended (%s): nothing to resume", st.Session.Session, st.End.StopReason)
-	}
-	lo.Session, lo.After = st.Session.Session, anchorOf(st)
-	if err := e.Restore(ctx, st.Workspace.Diff); err != nil {
-		d.Drift = err.Error()
-	}
-	if found := e.Registry.Snapshot().Version; st.Workspace.Version != "" && found != st.Workspace.Version {
-		d.Drift = strings.TrimPrefix(d.Drift+"; ", "; ") +
-			fmt.Sprintf("the re-derived workspace (%s) is not the recorded one (%s): the workspace directory changed since", found, st.Workspace.Version)
-	}
-	return d, nil
+	log := trace.NewLog(lo)
+	o.Log, o.Durable = log, d
+	res, err := Run(ctx, o)
+	return res, log, err
 }

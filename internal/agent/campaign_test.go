@@ -1,0 +1,341 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/journal"
+	"github.com/agentbox/agentbox/internal/tool"
+	"github.com/agentbox/agentbox/internal/trace"
+)
+
+// memWork is the long mode's environment for the crash campaign: the
+// workspace in memory behind the built-in tools' names and schemas, and the
+// real ledger.append on a host file. Like a local environment it dies with its
+// driver: a resume gets a fresh one and re-derives it from the recorded Diff
+// (Restorer). The store, the loop and recovery are the production code; the
+// real environment is campaigned by cmd/agentbox's SIGKILL test.
+type memWork struct {
+	mu      sync.Mutex
+	files   map[string]string
+	tested  *tool.TestRecord
+	writes  int
+	version string
+}
+
+func newMemWork(t testing.TB, ledger string) (*tool.Registry, *memWork) {
+	w := &memWork{files: map[string]string{}}
+	w.version = w.hash()
+	r := tool.NewRegistry(tool.Options{Scopes: append(slices.Clone(tool.BuiltinScopes), tool.ScopeMCP)})
+	obj := func(props string, req ...string) json.RawMessage {
+		b, _ := json.Marshal(append([]string{}, req...))
+		return json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{%s},"required":%s,"additionalProperties":false}`, props, b))
+	}
+	for _, s := range []tool.Spec{
+		{Name: "fs.read", Scope: tool.ScopeRead, Effect: tool.EffectRead, Idempotent: true, InputSchema: obj(`"path":{"type":"string"}`, "path"), Handler: w.read},
+		{Name: "fs.list", Scope: tool.ScopeRead, Effect: tool.EffectRead, Idempotent: true, InputSchema: obj(`"path":{"type":"string"}`), Handler: w.list},
+		{Name: "fs.write", Scope: tool.ScopeWrite, Effect: tool.EffectWrite, Idempotent: true,
+			InputSchema: obj(`"path":{"type":"string"},"content":{"type":"string"}`, "path", "content"), Handler: w.write},
+		{Name: "patch.apply", Scope: tool.ScopeWrite, Effect: tool.EffectWrite,
+			InputSchema: obj(`"path":{"type":"string"},"old":{"type":"string"},"new":{"type":"string"}`, "path", "old", "new"), Handler: w.replace},
+		{Name: "test.run", Scope: tool.ScopeTest, Effect: tool.EffectExec, InputSchema: obj(``), Handler: w.test},
+		{Name: "task.finish", Scope: tool.ScopeFinish, Effect: tool.EffectControl, Idempotent: true,
+			InputSchema: obj(`"summary":{"type":"string"}`), Precondition: w.finishable, Handler: w.finish},
+		LedgerTool(ledger),
+	} {
+		if err := r.Register(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.SetWorld(w)
+	return r, w
+}
+
+func (w *memWork) hash() string {
+	b, _ := json.Marshal(w.files) // map keys marshal sorted
+	s := sha256.Sum256(b)
+	return "m:" + hex.EncodeToString(s[:8])
+}
+
+func (w *memWork) Snapshot() tool.Snapshot {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return tool.Snapshot{Version: w.version, Writes: w.writes, Tests: w.tested}
+}
+
+func (w *memWork) Diff(context.Context) ([]byte, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return json.Marshal(w.files)
+}
+
+func (w *memWork) Restore(_ context.Context, diff []byte) error {
+	if len(diff) == 0 {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.files = map[string]string{}
+	if err := json.Unmarshal(diff, &w.files); err != nil {
+		return err
+	}
+	w.version = w.hash()
+	return nil
+}
+
+func (w *memWork) read(_ context.Context, raw json.RawMessage) (tool.Result, error) {
+	a := args[struct{ Path string }](raw)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, ok := w.files[a.Path]
+	if !ok {
+		return tool.Result{}, tool.Errorf(tool.ENOENT, false, tool.ActListDir, "%s: no such file", a.Path)
+	}
+	return tool.Result{Data: map[string]any{"path": a.Path, "size": len(s)}, Text: s, Source: a.Path}, nil
+}
+
+func (w *memWork) list(_ context.Context, raw json.RawMessage) (tool.Result, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return tool.Result{Data: map[string]any{"entries": slices.Sorted(maps.Keys(w.files))}}, nil
+}
+
+func (w *memWork) write(_ context.Context, raw json.RawMessage) (tool.Result, error) {
+	a := args[struct{ Path, Content string }](raw)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.files[a.Path] = a.Content
+	w.writes++
+	w.version = w.hash()
+	return tool.Result{Data: map[string]any{"path": a.Path, "bytes": len(a.Content)}}, nil
+}
+
+func (w *memWork) replace(_ context.Context, raw json.RawMessage) (tool.Result, error) {
+	a := args[struct{ Path, Old, New string }](raw)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, ok := w.files[a.Path]
+	if !ok || strings.Count(s, a.Old) != 1 {
+		return tool.Result{}, tool.Errorf(tool.ENOMATCH, false, tool.ActReread, "%s: old text not found exactly once", a.Path)
+	}
+	w.files[a.Path] = strings.Replace(s, a.Old, a.New, 1)
+	w.writes++
+	w.version = w.hash()
+	return tool.Result{Data: map[string]any{"mode": "str_replace"}}, nil
+}
+
+func (w *memWork) test(context.Context, json.RawMessage) (tool.Result, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pass := true
+	for _, s := range w.files {
+		pass = pass && !strings.Contains(s, "todo")
+	}
+	code := 0
+	if !pass {
+		code = 1
+	}
+	w.tested = &tool.TestRecord{Passed: pass, ExitCode: code, Version: w.version}
+	return tool.Result{Data: map[string]any{"passed": pass, "exit_code": code}}, nil
+}
+
+func (w *memWork) finishable(context.Context, json.RawMessage) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.tested == nil || !w.tested.Passed || w.tested.Version != w.version {
+		return tool.Errorf(tool.EPRECONDITION, false, tool.ActRunTests, "run the tests after the last change first")
+	}
+	return nil
+}
+
+func (w *memWork) finish(context.Context, json.RawMessage) (tool.Result, error) {
+	return tool.Result{Data: map[string]any{"summary": "done"}, Done: true}, nil
+}
+
+// crashed is the panic an in-process crash raises: the driver dies at the
+// point, with nothing after it run or recorded.
+type crashed struct{ point string }
+
+// driver runs one driver of the long session in dir: a fresh environment, the
+// store opened anew (a new process), RunDurable. crashAt(point) says whether to
+// die at a crash point. It returns the result, or nil if the driver died.
+func driver(t testing.TB, dir, ledger string, crashAt func(string) bool) (res *Result, files map[string]string, points []string) {
+	t.Helper()
+	hook := func(p string) {
+		points = append(points, p)
+		if crashAt != nil && crashAt(p) {
+			panic(crashed{p})
+		}
+	}
+	s, err := journal.Open(dir, journal.Options{NoSync: true, SnapshotEvery: 16, Crash: hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, w := newMemWork(t, ledger)
+	defer func() {
+		if v := recover(); v != nil {
+			if _, ok := v.(crashed); !ok {
+				panic(v)
+			}
+			res = nil
+		}
+	}()
+	res, _, err = RunDurable(context.Background(), s, w, Options{Goal: "long", Policy: &Scripted{Mode: ModeLong}, Tools: r},
+		trace.LogOptions{Session: "s-campaign", Clock: fixedClock()}, hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, w.files, points
+}
+
+func ledgerLines(t testing.TB, path string) int {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "\n")
+}
+
+type tally struct {
+	trials, kills, converged, pausedUnknown, duplicates, lost, diverged, resumes int
+	recovery                                                                   []time.Duration
+}
+
+// TestCrashCampaign is seed 004's crash-point matrix as fault injection. An
+// uninterrupted run lists every crash point the long session passes: each
+// committed event ("seq:N": before a model request, after a tool intent, after
+// a result, after a turn completed, before the end), both sides of each tool's
+// side effect ("effect-before:N", "effect-after:N": the result not recorded)
+// and each snapshot write ("snapshot:N", before it commits). Each trial kills
+// the driver at one of them, then resumes, killing again at random points up to
+// three times in a row; an unknown call is resolved as a person would, by
+// looking at the ledger. Every trial must converge: the final workspace equal
+// to the uninterrupted run's, the ledger entry written exactly once, the
+// journal's invariants holding (Load folds every event strictly).
+func TestCrashCampaign(t *testing.T) {
+	refDir := t.TempDir()
+	refLedger := filepath.Join(t.TempDir(), "ledger")
+	ref, refFiles, points := driver(t, refDir, refLedger, nil)
+	if ref == nil || ref.StopReason != StopDone || ledgerLines(t, refLedger) != 1 || len(refFiles) != LongItems {
+		t.Fatalf("the uninterrupted run: %+v, %d ledger lines, %d files", ref, ledgerLines(t, refLedger), len(refFiles))
+	}
+	if ref.Steps < 30 {
+		t.Fatalf("the long session took %d steps, want dozens", ref.Steps)
+	}
+	kills := 1100 // every point once, then random points, multiple kills per trial
+	if testing.Short() {
+		kills = 0 // a sample: every 8th point, once
+	}
+	rng := rand.New(rand.NewPCG(17, 4))
+	var tl tally
+	trial := func(first string) {
+		dir := t.TempDir()
+		ledger := filepath.Join(dir, "ledger")
+		tl.trials++
+		res, _, _ := driver(t, dir, ledger, func(p string) bool { return p == first })
+		if res != nil {
+			t.Fatalf("the driver did not die at %s", first)
+		}
+		tl.kills++
+		var files map[string]string
+		for again := 0; ; again++ {
+			if again > 20 {
+				t.Fatalf("crash at %s: no convergence after 20 resumes", first)
+			}
+			var crashAt func(string) bool
+			if again < 3 && rng.IntN(2) == 0 { // die again, somewhere later
+				n, k := 0, 1+rng.IntN(120)
+				crashAt = func(string) bool { n++; return n == k }
+			}
+			t0 := time.Now()
+			tl.resumes++
+			res, files, _ = driver(t, dir, ledger, crashAt)
+			tl.recovery = append(tl.recovery, time.Since(t0))
+			if res == nil {
+				tl.kills++
+				continue
+			}
+			if res.StopReason != StopPaused {
+				break
+			}
+			tl.pausedUnknown++
+			st := loadState(t, dir)
+			for _, id := range st.Unknown {
+				outcome := trace.OutcomeFailed
+				if ledgerLines(t, ledger) > 0 {
+					outcome = trace.OutcomeSucceeded
+				}
+				s, err := journal.Open(dir, journal.Options{NoSync: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := Resolve(context.Background(), s, id, outcome, "checked the ledger"); err != nil {
+					t.Fatal(err)
+				}
+				s.Close()
+			}
+		}
+		st := loadState(t, dir)
+		switch n := ledgerLines(t, ledger); {
+		case n > 1:
+			tl.duplicates++
+			t.Errorf("crash at %s: the ledger entry was written %d times", first, n)
+		case n == 0:
+			tl.lost++
+			t.Errorf("crash at %s: the ledger entry was never written", first)
+		}
+		if res.StopReason != StopDone || st.End == nil || !maps.Equal(files, refFiles) {
+			tl.diverged++
+			t.Errorf("crash at %s: ended %s (%s), files equal: %t", first, res.StopReason, res.Detail, maps.Equal(files, refFiles))
+			return
+		}
+		tl.converged++
+	}
+	for i, p := range points {
+		if testing.Short() && i%8 != 0 {
+			continue
+		}
+		trial(p)
+	}
+	for tl.kills < kills {
+		trial(points[rng.IntN(len(points))])
+	}
+	slices.Sort(tl.recovery)
+	p := func(q float64) time.Duration { return tl.recovery[int(q*float64(len(tl.recovery)-1))] }
+	t.Logf("crash campaign: %d crash points in the long session (%d steps)", len(points), ref.Steps)
+	t.Logf("| trials | kills | resumes | converged | paused unknown | duplicates | lost | diverged |")
+	t.Logf("| %d | %d | %d | %d | %d | %d | %d | %d |", tl.trials, tl.kills, tl.resumes, tl.converged, tl.pausedUnknown, tl.duplicates, tl.lost, tl.diverged)
+	t.Logf("resume to end (recovery plus the rest of the session): median %s, p95 %s", p(0.5), p(0.95))
+	if !testing.Short() && tl.kills < 1000 {
+		t.Errorf("%d kills, want at least 1,000", tl.kills)
+	}
+}
+
+func loadState(t testing.TB, dir string) *journal.State {
+	s, err := journal.Open(dir, journal.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st, err := s.Load()
+	if err != nil {
+		t.Fatalf("load %s: %v", dir, err)
+	}
+	return st
+}
