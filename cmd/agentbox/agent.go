@@ -19,6 +19,7 @@ import (
 	"github.com/agentbox/agentbox/internal/agent"
 	"github.com/agentbox/agentbox/internal/config"
 	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/journal"
 	"github.com/agentbox/agentbox/internal/model"
 	"github.com/agentbox/agentbox/internal/terminal"
 	"github.com/agentbox/agentbox/internal/tool"
@@ -40,6 +41,11 @@ type agentOptions struct {
 	json                      bool
 	net                       networkFlags
 	perm                      permissionOptions
+	// session is the directory of a durable session's journal (--session, or
+	// resume's argument); resume continues the session it holds.
+	session string
+	resume  bool
+	ledger  string
 }
 
 func agentCmd() *cobra.Command {
@@ -78,14 +84,22 @@ reaches only those hosts.
 Exit status: 0 when the task was finished (stop reason done), 1 for any other stop
 reason, 125 when the session could not run.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return agentMain(cmd.Context(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return agentMain(cmd.Context(), o, sessionArgs(cmd.Flags())) },
 	}
-	f := cmd.Flags()
+	agentFlags(cmd.Flags(), o)
+	return cmd
+}
+
+// agentFlags defines agent's flags; resume parses a session's recorded ones
+// with them.
+func agentFlags(f *pflag.FlagSet, o *agentOptions) {
 	f.StringVar(&o.workspace, "workspace", "", "host directory the environment starts from (required)")
 	f.StringVar(&o.goal, "goal", "", "what the agent is asked to do")
 	f.StringVar(&o.goalFile, "goal-file", "", "read the goal from this file instead")
 	f.StringVar(&o.policy, "policy", "scripted", "scripted, openai or anthropic")
-	f.StringVar(&o.mode, "mode", agent.ModeGood, "scripted mode: good, loop, escape or exfil")
+	f.StringVar(&o.mode, "mode", agent.ModeGood, "scripted mode: good, loop, escape, exfil or long")
+	f.StringVar(&o.ledger, "ledger", "", "offer ledger.append, appending to this host file: an effect outside the sandbox that is neither checkable nor idempotent (--mode long calls it once)")
+	f.StringVar(&o.session, "session", "", "keep the session's journal in this directory: the session survives a crash (agentbox resume DIR)")
 	f.StringVar(&o.via, "via", "", "how --mode exfil sends: http.fetch (default), exec, or mcp:TOOL")
 	o.modelFlags(f)
 	o.perm.flags(f)
@@ -97,11 +111,15 @@ reason, 125 when the session could not run.`,
 	o.net.addSecrets(f)
 	o.net.addLimits(f)
 	f.StringVar(&o.testCmd, "test-cmd", "python3 -B -m unittest -v", "test.run's command, split on spaces, run from the workspace root")
+	outputFlags(f, o)
+}
+
+// outputFlags are where agent and resume write the session's result.
+func outputFlags(f *pflag.FlagSet, o *agentOptions) {
 	f.StringVar(&o.tracePath, "trace", "", "write the JSONL step trace here")
 	f.StringVar(&o.eventsPath, "events", "", "write the JSONL event log here")
 	f.StringVar(&o.diffOut, "diff-out", "", "write the final diff here instead of printing it")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
-	return cmd
 }
 
 // modelFlags defines the flags of a model policy and its budgets, shared by
@@ -125,10 +143,10 @@ func (o *agentOptions) modelFlags(f *pflag.FlagSet) {
 func (o *agentOptions) policyFor() (agent.Policy, []string, error) {
 	if o.policy == "scripted" {
 		switch o.mode {
-		case agent.ModeGood, agent.ModeLoop, agent.ModeEscape, agent.ModeExfil:
+		case agent.ModeGood, agent.ModeLoop, agent.ModeEscape, agent.ModeExfil, agent.ModeLong:
 			return &agent.Scripted{Mode: o.mode, Via: o.via}, nil, nil
 		}
-		return nil, nil, fmt.Errorf("--mode %q: use good, loop, escape or exfil", o.mode)
+		return nil, nil, fmt.Errorf("--mode %q: use good, loop, escape, exfil or long", o.mode)
 	}
 	if o.policy != "openai" && o.policy != "anthropic" {
 		return nil, nil, fmt.Errorf("--policy %q: use scripted, openai or anthropic", o.policy)
@@ -187,7 +205,7 @@ func (o *agentOptions) apiKey() (model.Secret, error) {
 	return model.NewSecret(k), nil // a local OpenAI-compatible server may need none
 }
 
-func agentMain(ctx context.Context, o *agentOptions) error {
+func agentMain(ctx context.Context, o *agentOptions, argv []string) error {
 	if o.workspace == "" {
 		return errors.New("--workspace is required")
 	}
@@ -236,6 +254,13 @@ func agentMain(ctx context.Context, o *agentOptions) error {
 	if err != nil {
 		return err
 	}
+	var store *journal.Store
+	if o.session != "" {
+		if store, err = openSession(o, argv); err != nil {
+			return err
+		}
+		defer store.Close()
+	}
 	var sinks []trace.Sink
 	var files []*os.File
 	defer func() {
@@ -265,14 +290,37 @@ func agentMain(ctx context.Context, o *agentOptions) error {
 		}
 		sinks = append(sinks, trace.NewProjector(w))
 	}
+	mount := o.perm.mountMCP
+	if o.ledger != "" {
+		ledger, err := filepath.Abs(o.ledger)
+		if err != nil {
+			return err
+		}
+		mount = func(ctx context.Context, r *tool.Registry) (func(), error) {
+			if err := r.Register(agent.LedgerTool(ledger)); err != nil {
+				return nil, err
+			}
+			return o.perm.mountMCP(ctx, r)
+		}
+	}
+	live := sinks
+	if store != nil {
+		live = nil // the outputs are projections of the journal, written at the end
+	}
 	s, err := agent.RunSession(ctx, agent.SessionOptions{
 		Env: tool.EnvOptions{Service: svc, Owner: env.Owner{Tenant: "local", Task: "agent"},
 			Workspace: ws, TTL: o.limits.MaxWall + time.Minute, Network: network, Egress: eg,
 			// Bytecode caches would otherwise show up in the final diff.
 			Tools: tool.BuiltinOptions{TestCommand: strings.Fields(o.testCmd), Env: []string{"PYTHONDONTWRITEBYTECODE=1"}}},
-		Mount: o.perm.mountMCP, Permissions: perms, Goal: o.goal, Policy: policy, Limits: o.limits, Model: o.model, Sinks: sinks, Redact: redact})
+		Mount: mount, Permissions: perms, Goal: o.goal, Policy: policy, Limits: o.limits, Model: o.model, Sinks: live, Redact: redact,
+		Store: store, Crash: crashHook(os.Getenv("AGENTBOX_CRASH_AT"))})
 	if s == nil {
 		return err
+	}
+	if store != nil {
+		if perr := project(store, sinks); perr != nil && err == nil {
+			err = perr
+		}
 	}
 	if o.diffOut != "" && s.DiffErr == nil {
 		s.DiffErr = os.WriteFile(o.diffOut, s.Diff, 0o644)

@@ -69,6 +69,8 @@ Output to a pipe or a file is never changed.`,
 	root.AddCommand(mcpCmd())
 	root.AddCommand(serveCmd())
 	root.AddCommand(agentCmd())
+	root.AddCommand(resumeCmd())
+	root.AddCommand(sessionsCmd())
 	root.AddCommand(traceCmd())
 	root.AddCommand(replayCmd())
 	root.AddCommand(importCmd())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentbox/agentbox/internal/journal"
 	"github.com/agentbox/agentbox/internal/tool"
@@ -125,9 +126,6 @@ func RunDurable(ctx context.Context, s *journal.Store, w Restorer, o Options, lo
 	d := &Durable{State: st, Epoch: drv.Epoch(), Diff: w.Diff, Crash: crash}
 	lo.Journal = drv
 	if st.Seq > 0 {
-		if st.End != nil {
-			return nil, nil, fmt.Errorf("agent: the session %s has ended (%s): nothing to resume", st.Session.Session, st.End.StopReason)
-		}
 		lo.Session, lo.After = st.Session.Session, anchorOf(st)
 		if err := w.Restore(ctx, st.Workspace.Diff); err != nil {
 			d.Drift = err.Error()
@@ -138,6 +136,11 @@ func RunDurable(ctx context.Context, s *journal.Store, w Restorer, o Options, lo
 		}
 	}
 	log := trace.NewLog(lo)
+	if e := st.End; e != nil { // it ended before its driver died: nothing to run again
+		return &Result{Session: lo.Session, StopReason: StopReason(e.StopReason), Detail: e.Detail, Steps: e.Steps,
+			ToolCalls: e.ToolCalls, Usage: e.Usage, Duration: time.Duration(e.DurationMS) * time.Millisecond,
+			Answer: e.Answer, State: o.Tools.Snapshot()}, log, nil
+	}
 	o.Log, o.Durable = log, d
 	res, err := Run(ctx, o)
 	return res, log, err
