@@ -84,7 +84,9 @@ reaches only those hosts.
 Exit status: 0 when the task was finished (stop reason done), 1 for any other stop
 reason, 125 when the session could not run.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return agentMain(cmd.Context(), o, sessionArgs(cmd.Flags())) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return agentMain(cmd.Context(), o, sessionArgs(cmd.Flags()))
+		},
 	}
 	agentFlags(cmd.Flags(), o)
 	return cmd

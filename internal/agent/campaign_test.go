@@ -214,7 +214,7 @@ func ledgerLines(t testing.TB, path string) int {
 
 type tally struct {
 	trials, kills, converged, pausedUnknown, duplicates, lost, diverged, resumes int
-	recovery                                                                   []time.Duration
+	recovery                                                                     []time.Duration
 }
 
 // TestCrashCampaign is seed 004's crash-point matrix as fault injection. An
