@@ -81,8 +81,16 @@ agentbox eval does by default). --grant gives capabilities from the start;
 --allow-net HOST offers the http.fetch tool, through an egress proxy that
 reaches only those hosts.
 
+With --session DIR the session is durable: each event is committed to DIR's
+journal before anything acts on it, and after a crash agentbox resume DIR continues
+it (see agentbox resume --help). --mode long is the crash campaign's session:
+dozens of writes, reads, patches and test runs and one ledger.append (--ledger
+FILE, an effect outside the sandbox). AGENTBOX_CRASH_AT=POINT[,POINT] kills the
+process at a crash point (seq:N, effect-before:N, effect-after:N, snapshot:N) to
+test recovery.
+
 Exit status: 0 when the task was finished (stop reason done), 1 for any other stop
-reason, 125 when the session could not run.`,
+reason (paused included), 125 when the session could not run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return agentMain(cmd.Context(), o, sessionArgs(cmd.Flags()))

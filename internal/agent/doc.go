@@ -26,8 +26,15 @@
 // (eval: nobody is there), is refused and the session goes on, never a silent
 // allow. Mount mounts only the MCP tools whose definitions match their pins.
 //
-// Policies: Scripted (seed 002's deterministic modes good, loop and escape, and
-// seed 004's combined attack, exfil), Sequence (a fixed list of actions), and
+// A durable session (RunDurable, RunSession with a journal.Store) commits each
+// event to its journal before acting on it, records each call's effect
+// fingerprint and the diff that re-derives the workspace, and when resumed
+// recovers before any new action (recover.go): every call left without a result
+// gets a verdict by its recovery capability, and one whose outcome nobody can
+// tell pauses the session until a person resolves it (Resolve).
+//
+// Policies: Scripted (seed 002's deterministic modes good, loop and escape,
+// seed 004's combined attack, exfil, and the crash campaign's long session), Sequence (a fixed list of actions), and
 // ModelPolicy, which drives an OpenAI- or Anthropic-protocol model through
 // package model with the tools offered as tool definitions and their results
 // returned as untrusted data. Replay re-drives a recorded trace through the same
@@ -37,5 +44,5 @@
 // built-in ones only through the environment API; the event log's sinks are the
 // caller's writers), hold API keys (cmd/ builds the
 // model client), run tool calls in parallel, summarise or compact the history
-// beyond what model.TrimOnOverflow does, or persist events (trace sinks do).
+// beyond what model.TrimOnOverflow does, or store events itself (package journal does).
 package agent
