@@ -61,7 +61,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		{fmt.Sprintf("effect-after:%d", started["patch.apply"])},    // verifiable: reconciled by the content hash
 		{fmt.Sprintf("seq:%d", started["test.run"]-1)},              // the intent not yet recorded
 		{"snapshot:32"},
-		{fmt.Sprintf("seq:%d", last)}, // ended, and the process died before it said so
+		{fmt.Sprintf("seq:%d", last)},  // ended, and the process died before it said so
 		{"seq:7", "seq:40", "seq:120"}, // three kills in a row (a resume's seqs include its recovery events)
 	}
 	kills, paused := 0, 0
