@@ -1,0 +1,64 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentbox/agentbox/internal/journal"
+	"github.com/agentbox/agentbox/internal/trace"
+)
+
+// TestStaleDriverIsFenced: a driver presumed dead while still running (a hung
+// process whose session was resumed elsewhere) must not run another tool once a
+// newer driver took the session. The newer one is made at the stale driver's
+// effect-before point of step 5; that call's intent was committed before, so
+// it runs, but the next append (its result) is refused and nothing further runs.
+func TestStaleDriverIsFenced(t *testing.T) {
+	dir := t.TempDir()
+	s, err := journal.Open(dir, journal.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	other, err := journal.Open(dir, journal.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	r, w := newMemWork(t, filepath.Join(t.TempDir(), "ledger"))
+	var newer *journal.Driver
+	steps := 0
+	hook := func(p string) {
+		if strings.HasPrefix(p, "effect-before:") {
+			if steps++; steps == 5 {
+				if newer, err = other.Acquire(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	res, log, err := RunDurable(context.Background(), s, w, Options{Goal: "long", Policy: &Scripted{Mode: ModeLong}, Tools: r},
+		trace.LogOptions{Session: "s-fence", Clock: fixedClock()}, hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != StopJournal || !errors.Is(log.Halted(), journal.ErrFenced) {
+		t.Fatalf("the stale driver ended with %s (%s), halted %v; want journal_error, fenced", res.StopReason, res.Detail, log.Halted())
+	}
+	if steps != 5 || w.writes != 3 { // item0 written and patched, item1 written: the 5th call (a read) ran, nothing after
+		t.Fatalf("the stale driver ran %d calls (%d writes) after the fence, want 5 (3)", steps, w.writes)
+	}
+	st, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pend := st.Pending(); len(pend) != 1 || st.End != nil {
+		t.Fatalf("the journal after the fence: %d pending calls, end %v; want the 5th call open, no end", len(pend), st.End)
+	}
+	if newer.Epoch() != 2 {
+		t.Fatalf("the newer driver has epoch %d", newer.Epoch())
+	}
+}
