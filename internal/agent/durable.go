@@ -65,12 +65,19 @@ func (l *loop) effect(ctx context.Context, pre string) *trace.Effect {
 }
 
 // restore continues a session from its journal's state: its step count, budget
-// spent, answer and the history the policy saw.
+// spent, answer, taint and the history the policy saw. Grants given during the
+// session are not restored: their asks are asked again.
 func (l *loop) restore(st *journal.State) {
 	l.resumed = true
 	l.st.step = st.Step
 	l.budget.restore(st.Steps, st.ToolCalls, st.Usage)
 	l.answer = st.Answer
+	if p := l.o.Permissions; p != nil {
+		p.init()
+		for _, lb := range st.Taint {
+			p.Taint.Add(lb)
+		}
+	}
 	for _, id := range st.Order {
 		c := st.Calls[id]
 		if t, ok := turnOf(c); ok {

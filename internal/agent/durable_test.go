@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/journal"
+	"github.com/agentbox/agentbox/internal/taint"
 	"github.com/agentbox/agentbox/internal/trace"
 )
 
@@ -60,5 +61,37 @@ func TestStaleDriverIsFenced(t *testing.T) {
 	}
 	if newer.Epoch() != 2 {
 		t.Fatalf("the newer driver has epoch %d", newer.Epoch())
+	}
+}
+
+// TestResumeKeepsTaint: a session that read a secret before its driver died
+// must be as tainted after resume, or a crash would launder the taint that
+// stops its sends (seed 004's combined attack, resumed).
+func TestResumeKeepsTaint(t *testing.T) {
+	dir := t.TempDir()
+	s, err := journal.Open(dir, journal.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	d, err := s.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := trace.NewLog(trace.LogOptions{Session: "s-taint", Journal: d})
+	log.Emit(trace.SessionCreated, 0, "", trace.SessionInfo{Session: "s-taint", Goal: "g"})
+	log.Emit(trace.TaintAdded, 1, "call_1", trace.TaintInfo{Labels: []taint.Label{{Class: "credential", Source: "fs.read:.env", Rule: "api-key"}}})
+	perms, err := NewPermissions(PermissionConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w := newMemWork(t, filepath.Join(t.TempDir(), "ledger"))
+	res, _, err := RunDurable(context.Background(), s, w, Options{Goal: "g", Policy: &Sequence{}, Tools: r, Permissions: perms},
+		trace.LogOptions{Clock: fixedClock()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != StopPolicy || !perms.Taint.Tainted() {
+		t.Fatalf("resumed: %s, tainted %t; want policy_stop and tainted", res.StopReason, perms.Taint.Tainted())
 	}
 }

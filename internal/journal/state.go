@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentbox/agentbox/internal/taint"
 	"github.com/agentbox/agentbox/internal/trace"
 )
 
@@ -48,6 +49,9 @@ type State struct {
 	// Version is its content hash, Diff what re-derives it from the start.
 	Workspace trace.Effect `json:"workspace"`
 	NetSeq    uint64       `json:"net_seq,omitempty"`
+	// Taint is every label the session's taint gained (TaintAdded): a resumed
+	// session starts as tainted as it was, never cleaner.
+	Taint []taint.Label `json:"taint,omitempty"`
 	// Unknown lists the calls recovery could not reconcile: the session is
 	// paused until a person resolves each.
 	Unknown []string          `json:"unknown,omitempty"`
@@ -194,6 +198,12 @@ func (st *State) apply(e trace.Event) error {
 		}
 		_ = json.Unmarshal(e.Data, &n)
 		st.NetSeq = max(st.NetSeq, n.Seq)
+	case trace.TaintAdded:
+		var ti trace.TaintInfo
+		if err := dec(&ti); err != nil {
+			return err
+		}
+		st.Taint = append(st.Taint, ti.Labels...)
 	case trace.RecoveryStarted:
 		st.Epochs++
 	case trace.RecoveryReconciled:
