@@ -104,7 +104,6 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 				default:
 					t.Fatalf("resume: exit %d\n%s\n%s", st, out, errOut)
 				}
-				i = len(points)
 				break
 			}
 			got, _ := os.ReadFile(diff)
