@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/grade"
+	"github.com/agentbox/agentbox/internal/version"
 )
 
 // Report is the summary of one `agentbox eval` run: what ran, and per attempt how
@@ -27,6 +28,9 @@ type Report struct {
 	// (PassAtK), for k up to the fewest attempts of any task. Write fills both.
 	Tasks   []TaskStats `json:"tasks,omitempty"`
 	PassAtK []float64   `json:"pass_at_k,omitempty"`
+	// Agentbox is the build that wrote the report (Write fills it in): a run is
+	// reproduced with the same version and commit.
+	Agentbox version.Info `json:"agentbox"`
 }
 
 // Attempt is one (task, attempt) of a run: the agent's session in its own

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/agentbox/agentbox/internal/version"
 )
 
 // Write writes report.json, report.md and report.html into dir, the results
@@ -33,6 +35,7 @@ func Write(dir string, r *Report) error {
 	rep.Summary = Summarize(rep.Attempts)
 	rep.Tasks = Tasks(rep.Attempts)
 	rep.PassAtK = runPassAtK(rep.Tasks)
+	rep.Agentbox = version.Get()
 	if err := writeFile(dir, "report.json", func(w io.Writer) error {
 		e := json.NewEncoder(w)
 		e.SetIndent("", "  ")

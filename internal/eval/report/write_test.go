@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agentbox/agentbox/internal/grade"
+	"github.com/agentbox/agentbox/internal/version"
 )
 
 const fixtureSummary = "resolved 1/4 (25.0%) [33.3% of 3 graded]; tasks resolved 1/2; pass@1 25.0%, pass@2 50.0%; unresolved 1, tampered 1, harness_error 0, infra_error 1, model_error 0; total time 1m23s; cost $0.0323"
@@ -32,6 +33,10 @@ func TestWriteLoad(t *testing.T) {
 	want.Summary = Summary{Tasks: 2, Attempts: 4, Resolved: 1, Unresolved: 1, Tampered: 1, InfraErrors: 1,
 		TasksResolved: 1, ResolvedRate: 1.0 / 4, GradedRate: 1.0 / 3, CostUSD: 0.0323}
 	want.PassAtK = []float64{0.25, 0.5}
+	want.Agentbox = version.Get() // the build that wrote it
+	if got.Agentbox.Version == "" {
+		t.Error("report.json does not say which agentbox wrote it")
+	}
 	want.Tasks = []TaskStats{
 		{Task: "calc-add", Title: "Fix add", Attempts: 2, Resolved: 1, PassAtK: []float64{0.5, 1},
 			Outcomes: map[grade.Outcome]int{grade.Resolved: 1, grade.Tampered: 1}, NoTests: 1, CostUSD: 0.0323, AgentMS: 3334, DurationMS: 4700},
