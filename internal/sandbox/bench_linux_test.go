@@ -35,10 +35,11 @@ func TestTimings(t *testing.T) {
 }
 
 // benchRun measures Start to Wait of cfg b.N times and reports the median and the
-// median of each phase (go test -bench . -benchtime 20x prints them).
+// median of each phase (go test -bench . -benchtime 20x prints them), and the
+// median of Destroy after Wait (destroy-ms), which the caller waits for too.
 func benchRun(b *testing.B, cfg Config) {
 	testenv.RequireRoot(b)
-	var totals []time.Duration
+	var totals, destroys []time.Duration
 	phases := map[string][]time.Duration{}
 	var order []string
 	for b.Loop() {
@@ -53,9 +54,11 @@ func benchRun(b *testing.B, cfg Config) {
 		if err != nil || exit.ExitCode != 0 {
 			b.Fatalf("exit %+v, %v", exit, err)
 		}
+		t := time.Now()
 		if n, err := sb.Destroy(); n != 0 || err != nil {
 			b.Fatalf("Destroy = %d, %v", n, err)
 		}
+		destroys = append(destroys, time.Since(t))
 		for _, p := range exit.Timings {
 			if _, ok := phases[p.Name]; !ok {
 				order = append(order, p.Name)
@@ -68,6 +71,7 @@ func benchRun(b *testing.B, cfg Config) {
 	for _, name := range order {
 		b.ReportMetric(ms(median(phases[name])), name+"-ms")
 	}
+	b.ReportMetric(ms(median(destroys)), "destroy-ms")
 }
 
 func median(ds []time.Duration) time.Duration {
