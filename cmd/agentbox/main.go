@@ -18,7 +18,6 @@ type exitError struct{ status int }
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.status) }
 
 func main() {
-	reexecHooks()
 	initOutput(false)
 	err := newRoot().Execute()
 	flushOutput()

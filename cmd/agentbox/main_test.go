@@ -32,7 +32,6 @@ func TestMain(m *testing.M) {
 	if kind := os.Getenv(mcpHelperEnv); kind != "" {
 		os.Exit(servePasteMCP(kind)) // this process is an MCP server for TestAgentMCPCLI
 	}
-	reexecHooks() // the test binary is the init of the sandboxes warmGoCache starts
 	dir, err := os.MkdirTemp("", "agentbox-cli-")
 	if err != nil {
 		panic(err)

@@ -7,22 +7,26 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The init's main goroutine stays on the process's first thread, the thread group
-// leader: the offsets of a time namespace for children are set through
-// /proc/self/timens_offsets, which is the leader's (there is no per-thread file),
-// so the leader must be the thread that unshares the time namespace and forks the
-// commands (see newTimeNamespace). Only an init function can pin it there: main
-// may already run on another thread.
-func init() {
-	if len(os.Args) > 0 && os.Args[0] == Argv0Init {
-		runtime.LockOSThread()
-	}
-}
+// The helpers run from this package's init function, not from main: a package is
+// initialised once its imports are, so the init pays for the Go runtime and this
+// package's dependencies but for none of the packages of the binary that re-executed
+// itself (the agentbox binary initialises a few milliseconds of packages the init
+// never uses: compiled pattern tables, schemas, metrics). The init's main goroutine
+// also stays on the process's first thread, the thread group leader, which runs
+// package initialisation: the offsets of a time namespace for children are set
+// through /proc/self/timens_offsets, which is the leader's (there is no per-thread
+// file), so the leader must be the thread that unshares the time namespace and
+// forks the commands (see newTimeNamespace). main may already run on another thread.
+func init() { MaybeRun() }
 
 // MaybeRun runs one of this package's helpers and exits if the process was started as
 // one (os.Args[0] is Argv0Init, Argv0Hold or Argv0ProbeOverlay); otherwise it returns
-// at once. main, and every TestMain whose tests start sandboxes, calls it first.
+// at once. It runs from this package's init function (see init), so by the time main
+// or a TestMain calls it the process is known to be no helper and it returns at once.
 func MaybeRun() {
+	if len(os.Args) == 0 {
+		return
+	}
 	switch os.Args[0] {
 	case Argv0Init:
 		// One thread, the leader (locked by init), does the per-thread steps (the
