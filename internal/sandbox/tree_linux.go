@@ -49,9 +49,9 @@ func detachedTree(path string, idmap *os.File) (*os.File, error) {
 }
 
 // idmapUserns returns a user namespace that maps the owner of dir to the sandbox's
-// host ids, for an idmapped mount. A namespace exists only while a process is in it,
-// so a helper (the agentbox binary as nsinit.Argv0Hold) is started in a new one, its
-// namespace opened, and the helper killed.
+// host ids, for an idmapped mount. A namespace exists only while a process is in it
+// (or a descriptor of it is open), so a holder is cloned into a new one, its
+// namespace opened, and the holder killed (see idmapOwner).
 func idmapUserns(dir string, id *identity) (*os.File, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -65,7 +65,13 @@ func idmapUserns(dir string, id *identity) (*os.File, error) {
 }
 
 // idmapOwner returns a user namespace that maps uid and gid to the sandbox's host
-// ids (see idmapUserns).
+// ids (see idmapUserns). The holder never runs a single instruction of its own: it
+// asks to be traced before its execve (PTRACE_TRACEME), so the kernel stops it right
+// after the execve, before the new program starts, where it stays until killed. Its
+// maps are written by the clone (os/exec writes them before the child may go on).
+// Before it was stopped there, the holder was this binary re-executed, which paid
+// the Go runtime's start-up and this binary's package initialisation per sandbox
+// for a process that only has to exist.
 func idmapOwner(uid, gid int, id *identity) (*os.File, error) {
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{nsinit.Argv0Hold}
@@ -75,14 +81,9 @@ func idmapOwner(uid, gid int, id *identity) (*os.File, error) {
 		Cloneflags:  syscall.CLONE_NEWUSER,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: id.uid, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: id.gid, Size: 1}},
+		Ptrace:      true,
 		Pdeathsig:   syscall.SIGKILL,
 	}
-	// Its stdin is a pipe that nobody writes: it blocks until it is killed.
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	defer stdin.Close()
 	release, err := spawn(cmd)
 	if err != nil {
 		return nil, fmt.Errorf("start user namespace holder: %w", err)
