@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/agentbox/agentbox/internal/textscan"
@@ -47,37 +48,41 @@ type rule struct {
 	window int
 }
 
-var rules = []rule{
-	{"override", regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+|these\s+|those\s+)*(?:previous|prior|above|earlier|preceding|former|original|system|developer|safety)\s+(?:instructions?|prompts?|rules|directions|directives|guidelines|context|messages?|constraints)`),
-		[]string{"ignore", "disregard", "forget", "override", "bypass"}, true, 0},
-	{"new-instructions", regexp.MustCompile(`(?i)\b(?:new|updated|real|actual|revised)\s+(?:system\s+)?instructions?\s*:|\byour\s+(?:new\s+)?(?:task|goal|instructions?|objective)\s+(?:is|are)\s+now\b`),
-		[]string{"instruction", "your"}, true, 0},
-	{"role-change", regexp.MustCompile(`(?i)\byou\s+are\s+now\s+(?:a|an|the|in|no\s+longer|DAN|free|unrestricted|jailbroken)\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\b|\bpretend\s+(?:to\s+be|you\s+are)\s+(?:a|an|the)\s+(?:ai|assistant|model|system|developer|admin|root|user)\b`),
-		[]string{"you are now", "from now on", "pretend"}, true, 0},
-	{"system-prompt", regexp.MustCompile(`(?i)\b(?:reveal|print|show|repeat|output|leak|disclose|dump)\s+(?:me\s+)?(?:your|the)\s+(?:full\s+|entire\s+|hidden\s+)?(?:system\s+prompt|initial\s+instructions|hidden\s+instructions)`),
-		[]string{"system prompt", "instructions"}, true, 0},
-	{"role-tag", regexp.MustCompile(`<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>|\[/?INST\]|<</?SYS>>|(?i:</?(?:system|assistant|developer)>)`),
-		[]string{"<|", "inst]", "<<sys>>", "<</sys>>", "system>", "assistant>", "developer>"}, false, 0},
-	// A chat turn written into a file: "system: …" or "Human: …" at the start of a
-	// line, not a Go struct field (System: x,) or an assignment (system := …).
-	{"role-tag", regexp.MustCompile(`^[ \t]*(?:(?i:system|assistant|developer)|Human)[ \t]*:[ \t]+[^,\n]*[^,\s]$`),
-		[]string{"system", "assistant", "developer", "human"}, true, 0},
-	{"tool-call", regexp.MustCompile(`\{\s*"(?:tool|name|function|tool_name|recipient_name)"\s*:\s*"[^"]{1,80}"\s*,\s*"(?:arguments|args|parameters|input)"\s*:|"tool_calls"\s*:\s*\[|"function_call"\s*:\s*\{|<(?:tool_call|function_call|tool_use|function_calls|invoke)\b|</?tool_result\b`),
-		[]string{`"arguments"`, `"args"`, `"parameters"`, `"input"`, `"tool_calls"`, `"function_call"`, "<tool", "<invoke", "</tool", "<function"}, false, 200},
-	// Asking to send secrets somewhere named, or to read a secret's file.
-	{"secret-request", regexp.MustCompile(`(?i)\b(?:send|post|upload|exfiltrate|forward|leak|transmit|paste|curl)\b[^\n]{0,80}\b(?:api[_ -]?keys?|secrets?|credentials?|access\s+tokens?|passwords?|\.env\b|ssh\s+keys?|private\s+keys?|environment\s+(?:variables|configuration))\b[^\n]{0,80}(?:https?://|\bto\s+(?:our|the|this|my|a)\s+(?:server|endpoint|webhook|collector|url|address|channel))|\b(?:read|cat|print|open)\s+(?:the\s+|your\s+|all\s+)?(?:\.env\b|environment\s+configuration|~?/?\.aws/credentials|~?/?\.ssh/|id_rsa)`),
-		[]string{".env", "secret", "credential", "token", "password", "key", "environment", "id_rsa", ".aws", ".ssh"}, true, 0},
-	{"addressed-to-ai", regexp.MustCompile(`(?i)\b(?:attention|note|message|instructions?|notice)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai|llms?|assistants?|agents?|language\s+models?|claude|chatgpt|copilot|codex)\b|\bdear\s+(?:ai|assistant|agent|claude|chatgpt)\b|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|language\s+model|ai\s+assistant|coding\s+agent|autonomous\s+agent)\b`),
-		[]string{" ai", "llm", "assistant", "agent", "model", "claude", "chatgpt", "copilot", "codex"}, true, 0},
-	// What tool-poisoning descriptions say: keep it from the user, do something
-	// first, mark it important.
-	{"concealment", regexp.MustCompile(`(?i)\b(?:do\s+not|don't|never)\s+(?:tell|mention|inform|alert|notify|reveal)\s+(?:(?:this|it|that|anything)\s+)?(?:to\s+)?(?:the\s+)?user\b|\bwithout\s+(?:telling|informing|notifying)\s+the\s+user\b`),
-		[]string{"user"}, true, 0},
-	{"tool-precondition", regexp.MustCompile(`(?i)\bbefore\s+(?:using|calling|invoking|running)\s+(?:this|the|any\s+other)\s+tool\b[^\n]{0,120}\b(?:read|pass|send|include|call|run|fetch)\b|<important>`),
-		[]string{"before", "<important>"}, true, 0},
-	{"hidden-comment", regexp.MustCompile(`(?is)<!--[^>]{0,400}?\b(?:ai|agent|assistant|llm|claude|gpt|copilot|instructions?|ignore)\b[^>]{0,400}?-->`),
-		[]string{"<!--"}, false, 0},
-}
+// rules are compiled on first use: a program that never calls Detect (a plain
+// `agentbox run`) does not pay for them at start-up.
+var rules = sync.OnceValue(func() []rule {
+	return []rule{
+		{"override", regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+|these\s+|those\s+)*(?:previous|prior|above|earlier|preceding|former|original|system|developer|safety)\s+(?:instructions?|prompts?|rules|directions|directives|guidelines|context|messages?|constraints)`),
+			[]string{"ignore", "disregard", "forget", "override", "bypass"}, true, 0},
+		{"new-instructions", regexp.MustCompile(`(?i)\b(?:new|updated|real|actual|revised)\s+(?:system\s+)?instructions?\s*:|\byour\s+(?:new\s+)?(?:task|goal|instructions?|objective)\s+(?:is|are)\s+now\b`),
+			[]string{"instruction", "your"}, true, 0},
+		{"role-change", regexp.MustCompile(`(?i)\byou\s+are\s+now\s+(?:a|an|the|in|no\s+longer|DAN|free|unrestricted|jailbroken)\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\b|\bpretend\s+(?:to\s+be|you\s+are)\s+(?:a|an|the)\s+(?:ai|assistant|model|system|developer|admin|root|user)\b`),
+			[]string{"you are now", "from now on", "pretend"}, true, 0},
+		{"system-prompt", regexp.MustCompile(`(?i)\b(?:reveal|print|show|repeat|output|leak|disclose|dump)\s+(?:me\s+)?(?:your|the)\s+(?:full\s+|entire\s+|hidden\s+)?(?:system\s+prompt|initial\s+instructions|hidden\s+instructions)`),
+			[]string{"system prompt", "instructions"}, true, 0},
+		{"role-tag", regexp.MustCompile(`<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>|\[/?INST\]|<</?SYS>>|(?i:</?(?:system|assistant|developer)>)`),
+			[]string{"<|", "inst]", "<<sys>>", "<</sys>>", "system>", "assistant>", "developer>"}, false, 0},
+		// A chat turn written into a file: "system: …" or "Human: …" at the start of a
+		// line, not a Go struct field (System: x,) or an assignment (system := …).
+		{"role-tag", regexp.MustCompile(`^[ \t]*(?:(?i:system|assistant|developer)|Human)[ \t]*:[ \t]+[^,\n]*[^,\s]$`),
+			[]string{"system", "assistant", "developer", "human"}, true, 0},
+		{"tool-call", regexp.MustCompile(`\{\s*"(?:tool|name|function|tool_name|recipient_name)"\s*:\s*"[^"]{1,80}"\s*,\s*"(?:arguments|args|parameters|input)"\s*:|"tool_calls"\s*:\s*\[|"function_call"\s*:\s*\{|<(?:tool_call|function_call|tool_use|function_calls|invoke)\b|</?tool_result\b`),
+			[]string{`"arguments"`, `"args"`, `"parameters"`, `"input"`, `"tool_calls"`, `"function_call"`, "<tool", "<invoke", "</tool", "<function"}, false, 200},
+		// Asking to send secrets somewhere named, or to read a secret's file.
+		{"secret-request", regexp.MustCompile(`(?i)\b(?:send|post|upload|exfiltrate|forward|leak|transmit|paste|curl)\b[^\n]{0,80}\b(?:api[_ -]?keys?|secrets?|credentials?|access\s+tokens?|passwords?|\.env\b|ssh\s+keys?|private\s+keys?|environment\s+(?:variables|configuration))\b[^\n]{0,80}(?:https?://|\bto\s+(?:our|the|this|my|a)\s+(?:server|endpoint|webhook|collector|url|address|channel))|\b(?:read|cat|print|open)\s+(?:the\s+|your\s+|all\s+)?(?:\.env\b|environment\s+configuration|~?/?\.aws/credentials|~?/?\.ssh/|id_rsa)`),
+			[]string{".env", "secret", "credential", "token", "password", "key", "environment", "id_rsa", ".aws", ".ssh"}, true, 0},
+		{"addressed-to-ai", regexp.MustCompile(`(?i)\b(?:attention|note|message|instructions?|notice)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai|llms?|assistants?|agents?|language\s+models?|claude|chatgpt|copilot|codex)\b|\bdear\s+(?:ai|assistant|agent|claude|chatgpt)\b|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|language\s+model|ai\s+assistant|coding\s+agent|autonomous\s+agent)\b`),
+			[]string{" ai", "llm", "assistant", "agent", "model", "claude", "chatgpt", "copilot", "codex"}, true, 0},
+		// What tool-poisoning descriptions say: keep it from the user, do something
+		// first, mark it important.
+		{"concealment", regexp.MustCompile(`(?i)\b(?:do\s+not|don't|never)\s+(?:tell|mention|inform|alert|notify|reveal)\s+(?:(?:this|it|that|anything)\s+)?(?:to\s+)?(?:the\s+)?user\b|\bwithout\s+(?:telling|informing|notifying)\s+the\s+user\b`),
+			[]string{"user"}, true, 0},
+		{"tool-precondition", regexp.MustCompile(`(?i)\bbefore\s+(?:using|calling|invoking|running)\s+(?:this|the|any\s+other)\s+tool\b[^\n]{0,120}\b(?:read|pass|send|include|call|run|fetch)\b|<important>`),
+			[]string{"before", "<important>"}, true, 0},
+		{"hidden-comment", regexp.MustCompile(`(?is)<!--[^>]{0,400}?\b(?:ai|agent|assistant|llm|claude|gpt|copilot|instructions?|ignore)\b[^>]{0,400}?-->`),
+			[]string{"<!--"}, false, 0},
+	}
+})
 
 // invisible are characters a person does not see that change what a model reads:
 // zero-width characters, bidirectional controls (Trojan Source), Unicode tag
@@ -91,7 +96,7 @@ func invisible(r rune) bool {
 	return false
 }
 
-var b64RE = regexp.MustCompile(`[A-Za-z0-9+/]{40,}={0,2}`)
+var b64RE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z0-9+/]{40,}={0,2}`) })
 
 // maxInput bounds the text Detect reads; past it the rest is not examined.
 const maxInput = 4 << 20
@@ -109,7 +114,7 @@ func Detect(text string) []Flag {
 func detect(text string, decode bool) []Flag {
 	var out []Flag
 	lower := textscan.Lower(text)
-	for _, r := range rules {
+	for _, r := range rules() {
 		if r.window > 0 {
 			if !textscan.Hinted(lower, r.hints) {
 				continue
@@ -141,7 +146,7 @@ func detect(text string, decode bool) []Flag {
 		i = j
 	}
 	if decode {
-		for _, m := range b64RE.FindAllStringIndex(text, -1) {
+		for _, m := range b64RE().FindAllStringIndex(text, -1) {
 			s := text[m[0]:m[1]]
 			b, err := base64.StdEncoding.DecodeString(padded(s))
 			if err != nil || !printable(b) {

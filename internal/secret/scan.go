@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentbox/agentbox/internal/textscan"
 )
@@ -42,47 +43,51 @@ const PlaceholderPrefix = "agentbox-secret-"
 // assignNames are the words that make a name say it holds a secret.
 var assignNames = []string{"key", "token", "secret", "passwd", "password", "pwd", "credential", "auth"}
 
-// ContentRules are the secret shapes Scan looks for.
-var ContentRules = []ContentRule{
-	{Name: "private-key", Class: Credential, Hints: []string{"private key"},
-		Re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)},
-	{Name: "aws-access-key-id", Class: Credential, Hints: []string{"akia", "asia", "abia", "acca", "aroa", "aida"},
-		Re: regexp.MustCompile(`\b((?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA)[0-9A-Z]{16})\b`)},
-	{Name: "aws-secret-access-key", Class: Credential, MinEntropy: 4, Hints: []string{"aws"}, PerLine: true,
-		Re: regexp.MustCompile(`(?i)aws[a-z0-9_ .-]{0,20}(?:secret|key)[a-z0-9_ .-]{0,20}['"]?\s*[:=]\s*['"]?([A-Za-z0-9/+]{40})\b`)},
-	{Name: "github-token", Class: Credential, Hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
-		Re: regexp.MustCompile(`\b((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255})\b`)},
-	{Name: "github-token", Class: Credential, Hints: []string{"github_pat_"},
-		Re: regexp.MustCompile(`\b(github_pat_[A-Za-z0-9_]{22,255})\b`)},
-	{Name: "gitlab-token", Class: Credential, Hints: []string{"glpat-"}, Re: regexp.MustCompile(`\b(glpat-[A-Za-z0-9_-]{20,})`)},
-	{Name: "slack-token", Class: Credential, Hints: []string{"xox"}, Re: regexp.MustCompile(`\b(xox[abposr]-[A-Za-z0-9-]{10,})`)},
-	{Name: "slack-webhook", Class: Credential, Hints: []string{"hooks.slack.com"},
-		Re: regexp.MustCompile(`(https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]+)`)},
-	{Name: "stripe-key", Class: Credential, Hints: []string{"_live_", "_test_"},
-		Re: regexp.MustCompile(`\b((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})\b`)},
-	{Name: "anthropic-key", Class: Credential, Hints: []string{"sk-ant-"},
-		Re: regexp.MustCompile(`\b(sk-ant-[a-z]{2,10}\d{2}-[A-Za-z0-9_-]{32,})`)},
-	{Name: "openai-key", Class: Credential, Hints: []string{"t3blbkfj"},
-		Re: regexp.MustCompile(`\b(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,})`)},
-	{Name: "openai-key", Class: Credential, MinEntropy: 4, Hints: []string{"sk-proj-", "sk-svcacct-", "sk-admin-"},
-		Re: regexp.MustCompile(`\b(sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,})`)},
-	{Name: "google-api-key", Class: Credential, Hints: []string{"aiza"}, Re: regexp.MustCompile(`\b(AIza[0-9A-Za-z_-]{35})`)},
-	{Name: "npm-token", Class: Credential, Hints: []string{"npm_"}, Re: regexp.MustCompile(`\b(npm_[A-Za-z0-9]{36})\b`)},
-	{Name: "pypi-token", Class: Credential, Hints: []string{"pypi-"}, Re: regexp.MustCompile(`\b(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})`)},
-	{Name: "egress-placeholder", Class: Credential, Hints: []string{PlaceholderPrefix},
-		Re: regexp.MustCompile(regexp.QuoteMeta(PlaceholderPrefix) + `[A-Za-z0-9_]{1,64}-[0-9a-f]{32,}`)},
-	{Name: "url-password", Class: Credential, Hints: []string{"://"}, PerLine: true,
-		Re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^/\s:@'"]{1,64}:([^/\s@'"]{3,128})@[A-Za-z0-9.-]+`)},
-	{Name: "jwt", Class: Secret, Hints: []string{"eyj"},
-		Re: regexp.MustCompile(`\b(eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})`)},
-	// An assignment to a name that says it holds a secret (KEY=, TOKEN=, SECRET=,
-	// PASSWORD=…) of a value that looks random: at the start of a line, as in env
-	// files, shell, YAML and INI, or of a quoted value anywhere, as in JSON and code.
-	{Name: "assignment", Class: Secret, MinEntropy: 3.5, Hints: assignNames, PerLine: true,
-		Re: regexp.MustCompile(`^[ \t]*(?:export[ \t]+)?[A-Za-z0-9_.-]*(?i:key|token|secret|passw(?:or)?d|pwd|credentials?|auth)[A-Za-z0-9_.-]*['"]?[ \t]*[:=][ \t]*['"]?([A-Za-z0-9+/=_~-]{16,})`)},
-	{Name: "assignment", Class: Secret, MinEntropy: 3.5, Hints: assignNames, PerLine: true,
-		Re: regexp.MustCompile(`(?i:key|token|secret|passw(?:or)?d|pwd|credentials?|auth)[A-Za-z0-9_.-]*['"]?[ \t]*(?::=|[:=])[ \t]*['"]([^'"\s]{16,})['"]`)},
-}
+// ContentRules are the secret shapes Scan looks for, compiled on first use: a
+// program that never scans (a plain `agentbox run`) does not pay for them at
+// start-up.
+var ContentRules = sync.OnceValue(func() []ContentRule {
+	return []ContentRule{
+		{Name: "private-key", Class: Credential, Hints: []string{"private key"},
+			Re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)},
+		{Name: "aws-access-key-id", Class: Credential, Hints: []string{"akia", "asia", "abia", "acca", "aroa", "aida"},
+			Re: regexp.MustCompile(`\b((?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA)[0-9A-Z]{16})\b`)},
+		{Name: "aws-secret-access-key", Class: Credential, MinEntropy: 4, Hints: []string{"aws"}, PerLine: true,
+			Re: regexp.MustCompile(`(?i)aws[a-z0-9_ .-]{0,20}(?:secret|key)[a-z0-9_ .-]{0,20}['"]?\s*[:=]\s*['"]?([A-Za-z0-9/+]{40})\b`)},
+		{Name: "github-token", Class: Credential, Hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
+			Re: regexp.MustCompile(`\b((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255})\b`)},
+		{Name: "github-token", Class: Credential, Hints: []string{"github_pat_"},
+			Re: regexp.MustCompile(`\b(github_pat_[A-Za-z0-9_]{22,255})\b`)},
+		{Name: "gitlab-token", Class: Credential, Hints: []string{"glpat-"}, Re: regexp.MustCompile(`\b(glpat-[A-Za-z0-9_-]{20,})`)},
+		{Name: "slack-token", Class: Credential, Hints: []string{"xox"}, Re: regexp.MustCompile(`\b(xox[abposr]-[A-Za-z0-9-]{10,})`)},
+		{Name: "slack-webhook", Class: Credential, Hints: []string{"hooks.slack.com"},
+			Re: regexp.MustCompile(`(https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]+)`)},
+		{Name: "stripe-key", Class: Credential, Hints: []string{"_live_", "_test_"},
+			Re: regexp.MustCompile(`\b((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})\b`)},
+		{Name: "anthropic-key", Class: Credential, Hints: []string{"sk-ant-"},
+			Re: regexp.MustCompile(`\b(sk-ant-[a-z]{2,10}\d{2}-[A-Za-z0-9_-]{32,})`)},
+		{Name: "openai-key", Class: Credential, Hints: []string{"t3blbkfj"},
+			Re: regexp.MustCompile(`\b(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,})`)},
+		{Name: "openai-key", Class: Credential, MinEntropy: 4, Hints: []string{"sk-proj-", "sk-svcacct-", "sk-admin-"},
+			Re: regexp.MustCompile(`\b(sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,})`)},
+		{Name: "google-api-key", Class: Credential, Hints: []string{"aiza"}, Re: regexp.MustCompile(`\b(AIza[0-9A-Za-z_-]{35})`)},
+		{Name: "npm-token", Class: Credential, Hints: []string{"npm_"}, Re: regexp.MustCompile(`\b(npm_[A-Za-z0-9]{36})\b`)},
+		{Name: "pypi-token", Class: Credential, Hints: []string{"pypi-"}, Re: regexp.MustCompile(`\b(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})`)},
+		{Name: "egress-placeholder", Class: Credential, Hints: []string{PlaceholderPrefix},
+			Re: regexp.MustCompile(regexp.QuoteMeta(PlaceholderPrefix) + `[A-Za-z0-9_]{1,64}-[0-9a-f]{32,}`)},
+		{Name: "url-password", Class: Credential, Hints: []string{"://"}, PerLine: true,
+			Re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^/\s:@'"]{1,64}:([^/\s@'"]{3,128})@[A-Za-z0-9.-]+`)},
+		{Name: "jwt", Class: Secret, Hints: []string{"eyj"},
+			Re: regexp.MustCompile(`\b(eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})`)},
+		// An assignment to a name that says it holds a secret (KEY=, TOKEN=, SECRET=,
+		// PASSWORD=…) of a value that looks random: at the start of a line, as in env
+		// files, shell, YAML and INI, or of a quoted value anywhere, as in JSON and code.
+		{Name: "assignment", Class: Secret, MinEntropy: 3.5, Hints: assignNames, PerLine: true,
+			Re: regexp.MustCompile(`^[ \t]*(?:export[ \t]+)?[A-Za-z0-9_.-]*(?i:key|token|secret|passw(?:or)?d|pwd|credentials?|auth)[A-Za-z0-9_.-]*['"]?[ \t]*[:=][ \t]*['"]?([A-Za-z0-9+/=_~-]{16,})`)},
+		{Name: "assignment", Class: Secret, MinEntropy: 3.5, Hints: assignNames, PerLine: true,
+			Re: regexp.MustCompile(`(?i:key|token|secret|passw(?:or)?d|pwd|credentials?|auth)[A-Za-z0-9_.-]*['"]?[ \t]*(?::=|[:=])[ \t]*['"]([^'"\s]{16,})['"]`)},
+	}
+})
 
 // Scan returns the secret-shaped spans of text, in order of their start, one per
 // span (where two rules find the same or overlapping values, the first of
@@ -104,7 +109,7 @@ func Scan(text string) []Finding {
 		}
 		out = append(out, Finding{Rule: r.Name, Class: r.Class, Start: s, End: e})
 	}
-	for _, r := range ContentRules {
+	for _, r := range ContentRules() {
 		for _, m := range textscan.FindAll(r.Re, r.Hints, r.PerLine, text, lower) {
 			add(r, m)
 		}
