@@ -23,6 +23,8 @@
 // host except through its two pipes (and the socket, when persistent; the egress
 // socket, once, to send the listener), forwards no traffic, and creates no cgroup
 // (the host places it in one before it sends the Spec). Besides the init, MaybeRun
-// hosts two tiny helpers the host needs a process in a fresh user namespace for: a
-// holder for idmapped mounts and the overlay probe of sandbox.Probe.
+// hosts two tiny helpers of sandbox.Probe that need a process in fresh namespaces: a
+// holder and the overlay probe. MaybeRun runs from this package's init function, so
+// the init pays for no package initialisation of the binary beyond its own
+// dependencies.
 package nsinit

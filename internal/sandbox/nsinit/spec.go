@@ -16,8 +16,9 @@ import (
 const (
 	// Argv0Init runs the sandbox init.
 	Argv0Init = "agentbox-init"
-	// Argv0Hold blocks until its stdin closes. The host starts it in a new user
-	// namespace to hold that namespace open while it creates an idmapped mount.
+	// Argv0Hold blocks until its stdin closes. Probe starts it in new namespaces
+	// to see whether they can be made; the holder of an idmapped mount's user
+	// namespace carries the name but never runs (it stays stopped at its execve).
 	Argv0Hold = "agentbox-nshold"
 	// Argv0ProbeOverlay tries to mount an overlay inside a user namespace; Probe uses it.
 	Argv0ProbeOverlay = "agentbox-probe-overlay"
