@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"time"
 
 	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
 )
@@ -32,6 +33,11 @@ func (s *Sandbox) Terminate() error {
 // which returns once the cgroup is empty: after a nil Kill nothing of the sandbox
 // runs, so UpperDir can be read as final. Wait then reports Signal SIGKILL unless
 // the command had already exited.
+//
+// The cgroup is checked once the init has been reaped (or after reapWait): the
+// kernel reaps the init of a pid namespace only after every other process of it,
+// so the check then finds the group empty at the first look, with no freeze and
+// no polling while the init's namespaces are torn down.
 func (s *Sandbox) Kill() error {
 	if s.destroyed.Load() {
 		return ErrDone
@@ -41,6 +47,22 @@ func (s *Sandbox) Kill() error {
 	if err := s.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		errs = append(errs, err)
 	}
+	// A paused init takes its SIGKILL only once thawed; thawed after the signal,
+	// no process of the sandbox runs another instruction of its own.
+	if err := s.cg.Resume(); err != nil {
+		errs = append(errs, err)
+	}
+	reaped := make(chan struct{})
+	go func() {
+		s.reapInit()
+		close(reaped)
+	}()
+	t := time.NewTimer(reapWait)
+	select {
+	case <-reaped:
+	case <-t.C: // stuck (in an uninterruptible sleep, say): the cgroup's kill has a deadline
+	}
+	t.Stop()
 	if err := s.cg.Kill(); err != nil { // thaws a paused sandbox too
 		errs = append(errs, err)
 	}
@@ -49,6 +71,10 @@ func (s *Sandbox) Kill() error {
 	}
 	return nil
 }
+
+// reapWait bounds how long Kill waits for the init to be reaped before it kills
+// through the cgroup.
+const reapWait = time.Second
 
 // Destroy kills whatever is left, confirms through the cgroup that nothing survived,
 // unmounts and removes the private upper layer (read it before, after Kill) and
