@@ -9,6 +9,8 @@
 #   apt-get install -y hyperfine bubblewrap
 # Usage: bench/isolation.sh [runs-per-round] [rounds] [throughput-seconds]
 #   (throughput-seconds 0 skips the throughput part)
+# With BASELINE=path/to/an/older/agentbox the older binary runs beside the others
+# (namespace level) for a before/after comparison in the same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-200}"
@@ -37,6 +39,10 @@ cmds=("/bin/true"
 	"${bw[*]}"
 	"$ab run --isolation process --workspace $ws -- /bin/true"
 	"$ab run --isolation namespace --workspace $ws -- /bin/true")
+if [ -n "${BASELINE:-}" ]; then
+	names+=("baseline agentbox --isolation namespace")
+	cmds+=("$(realpath "$BASELINE") run --isolation namespace --workspace $ws -- /bin/true")
+fi
 
 for r in $(seq 1 "$rounds"); do
 	args=()
@@ -55,12 +61,12 @@ for r in range(1, rounds + 1):
 bw = "bubblewrap --unshare-all"
 wall_bw = statistics.median(times[bw])
 cpu_bw = statistics.median(cpu[bw])
-print(f"{'running /bin/true':32} {'median ms':>9} {'p90 ms':>7} {'x bwrap':>8} {'cpu ms':>7} {'cpu x bwrap':>11}")
+print(f"{'running /bin/true':40} {'median ms':>9} {'p90 ms':>7} {'x bwrap':>8} {'cpu ms':>7} {'cpu x bwrap':>11}")
 for name, ts in times.items():
     ts = sorted(ts)
     med = statistics.median(ts)
     c = statistics.median(cpu[name])
-    print(f"{name:32} {med*1000:9.2f} {ts[int(len(ts)*0.9)]*1000:7.2f} {med/wall_bw:8.2f} {c*1000:7.2f} {c/cpu_bw:11.2f}")
+    print(f"{name:40} {med*1000:9.2f} {ts[int(len(ts)*0.9)]*1000:7.2f} {med/wall_bw:8.2f} {c*1000:7.2f} {c/cpu_bw:11.2f}")
 PY
 
 if [ "$tput_secs" != 0 ]; then
@@ -99,10 +105,10 @@ for line in open(sys.argv[1]):
     r, p, name = head.split(" ", 2)
     n, start, stop = tail.split()
     rate.setdefault((int(p), name), []).append(int(n) / (float(stop) - float(start)))
-names = sorted({n for _, n in rate}, key=lambda n: ["bubblewrap --unshare-all", "agentbox --isolation process", "agentbox --isolation namespace"].index(n))
-print(f"{'runs/s':32}" + "".join(f"{'P=' + str(p):>9} {'x bw':>5}" for p in (1, 2, 4, 8)))
+names = sorted({n for _, n in rate}, key=lambda n: ["bubblewrap --unshare-all", "agentbox --isolation process", "agentbox --isolation namespace", "baseline agentbox --isolation namespace"].index(n))
+print(f"{'runs/s':40}" + "".join(f"{'P=' + str(p):>9} {'x bw':>5}" for p in (1, 2, 4, 8)))
 for name in names:
-    row = f"{name:32}"
+    row = f"{name:40}"
     for p in (1, 2, 4, 8):
         v = statistics.median(rate[(p, name)])
         b = statistics.median(rate[(p, "bubblewrap --unshare-all")])
