@@ -17,6 +17,9 @@ import (
 // through /proc/self/timens_offsets, which is the leader's (there is no per-thread
 // file), so the leader must be the thread that unshares the time namespace and
 // forks the commands (see newTimeNamespace). main may already run on another thread.
+// It must stay the package's only init function: one in a file that sorts after this
+// one would not have run when the helper starts (TestOneInitFunction). Package-level
+// variables are initialised before it.
 func init() { MaybeRun() }
 
 // MaybeRun runs one of this package's helpers and exits if the process was started as
