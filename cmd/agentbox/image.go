@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentbox/agentbox/internal/config"
 	"github.com/agentbox/agentbox/internal/image"
 )
 
@@ -33,7 +34,11 @@ func openImage(stateDir, template, ref string) (*image.Image, error) {
 	}
 	im, err := s.Open(name)
 	if errors.Is(err, image.ErrNotFound) {
-		return nil, fmt.Errorf("%s %s: no such template in %s; `agentbox template ls` lists them, `agentbox template build --name %s ...` makes one", flag, name, dir, name)
+		store := "" // the hints name the store this run looked in
+		if stateDir != config.DefaultStateDir() {
+			store = " --state-dir " + stateDir
+		}
+		return nil, fmt.Errorf("%s %s: no such template in %s; `agentbox template ls%s` lists them, `agentbox template build%s --name %s ...` makes one", flag, name, dir, store, store, name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", flag, name, err)

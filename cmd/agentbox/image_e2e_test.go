@@ -87,7 +87,8 @@ func main() {
 		t.Errorf("run --template hello: status %d, stdout %q, want %q; stderr %s", status, stdout, "yes /srv true 1000\n", stderr)
 	}
 	_, stderr, status = cli(t, "run", "--state-dir", state, "--template", "nope", "--", "/bin/hello")
-	if status != 125 || !strings.Contains(stderr, "--template nope: no such template") {
-		t.Errorf("run --template nope: status %d, stderr %q; want 125 and a clear error", status, stderr)
+	hint := "`agentbox template ls --state-dir " + state + "` lists them"
+	if status != 125 || !strings.Contains(stderr, "--template nope: no such template") || !strings.Contains(stderr, hint) {
+		t.Errorf("run --template nope: status %d, stderr %q; want 125 and a clear error with the hint %q", status, stderr, hint)
 	}
 }
