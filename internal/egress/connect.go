@@ -13,8 +13,8 @@ import (
 
 // connect serves a CONNECT request: check the target, connect, answer 200, then
 // require a TLS ClientHello whose server name is the CONNECT host before a byte goes
-// upstream. A tunnel to a host a secret is for is intercepted; every other one is
-// end to end. Tunnels carry TLS only, on every port: plain HTTP goes through the
+// upstream. A tunnel to a host a secret is for is intercepted, and every tunnel
+// while the policy scans (Scan); every other one is end to end. Tunnels carry TLS only, on every port: plain HTTP goes through the
 // proxy as absolute-URI requests, where each request's host is checked.
 func (s *session) connect(start time.Time, req *http.Request, hosts []string, br *bufio.Reader) {
 	ev := Event{Time: start, Proto: "connect"}
@@ -58,7 +58,8 @@ func (s *session) connect(start time.Time, req *http.Request, hosts []string, br
 		s.refuse(nil, &ev, ReasonSNIMismatch, fmt.Sprintf("ClientHello names %s, CONNECT %s", quoteHost(sni), host))
 		return
 	}
-	if match, _ := s.p.rules.Load().secretsFor(host, port); len(match) > 0 {
+	r = s.p.rules.Load()
+	if match, _ := r.secretsFor(host, port); len(match) > 0 || r.scan.on {
 		ev.Intercepted = true
 		s.intercept(&ev, host, port, &prefixConn{Conn: s.client, r: io.MultiReader(bytes.NewReader(hello), br)}, up)
 		return

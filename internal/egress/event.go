@@ -19,27 +19,29 @@ const (
 type Reason string
 
 const (
-	ReasonBadRequest      Reason = "bad_request"       // not a proxy request the proxy speaks
-	ReasonBadHost         Reason = "bad_host"          // the host is not a valid name (ErrBadHost)
-	ReasonIPLiteral       Reason = "ip_literal"        // the host is an IP address (LiteralError)
-	ReasonNotAllowed      Reason = "not_allowed"       // the name is in no Allow pattern
-	ReasonPolicyInvalid   Reason = "policy_invalid"    // the last SetPolicy failed: everything is refused
-	ReasonResolveFailed   Reason = "resolve_failed"    // no address for the name
-	ReasonAddressRefused  Reason = "address_refused"   // an answer is a special-purpose address (CheckAddr)
-	ReasonProxyItself     Reason = "proxy_itself"      // the answer is one of the proxy's own listeners
-	ReasonDialFailed      Reason = "dial_failed"       // no answer accepted the connection
-	ReasonHostMismatch    Reason = "host_mismatch"     // Host header and request target disagree
-	ReasonNotTLS          Reason = "not_tls"           // a CONNECT tunnel did not begin with a TLS ClientHello
-	ReasonNoSNI           Reason = "no_sni"            // the ClientHello names no server
-	ReasonSNIMismatch     Reason = "sni_mismatch"      // the ClientHello names another server than CONNECT
-	ReasonUpstreamTLS     Reason = "upstream_tls"      // an intercepted host's certificate did not verify
-	ReasonSecretElsewhere Reason = "secret_elsewhere"  // a placeholder toward a host its secret is not for
-	ReasonSecretPlainHTTP Reason = "secret_plain_http" // a placeholder toward its host over plain HTTP
-	ReasonConnLimit       Reason = "conn_limit"        // Limits.MaxConns reached
-	ReasonByteLimit       Reason = "byte_limit"        // Limits.MaxBytes reached
-	ReasonPolicyChanged   Reason = "policy_changed"    // SetPolicy no longer allows the open connection
-	ReasonProxyClosed     Reason = "proxy_closed"      // Close
-	ReasonInternal        Reason = "internal_error"    // a bug, recovered: the connection is dropped
+	ReasonBadRequest       Reason = "bad_request"         // not a proxy request the proxy speaks
+	ReasonBadHost          Reason = "bad_host"            // the host is not a valid name (ErrBadHost)
+	ReasonIPLiteral        Reason = "ip_literal"          // the host is an IP address (LiteralError)
+	ReasonNotAllowed       Reason = "not_allowed"         // the name is in no Allow pattern
+	ReasonPolicyInvalid    Reason = "policy_invalid"      // the last SetPolicy failed: everything is refused
+	ReasonResolveFailed    Reason = "resolve_failed"      // no address for the name
+	ReasonAddressRefused   Reason = "address_refused"     // an answer is a special-purpose address (CheckAddr)
+	ReasonProxyItself      Reason = "proxy_itself"        // the answer is one of the proxy's own listeners
+	ReasonDialFailed       Reason = "dial_failed"         // no answer accepted the connection
+	ReasonHostMismatch     Reason = "host_mismatch"       // Host header and request target disagree
+	ReasonNotTLS           Reason = "not_tls"             // a CONNECT tunnel did not begin with a TLS ClientHello
+	ReasonNoSNI            Reason = "no_sni"              // the ClientHello names no server
+	ReasonSNIMismatch      Reason = "sni_mismatch"        // the ClientHello names another server than CONNECT
+	ReasonUpstreamTLS      Reason = "upstream_tls"        // an intercepted host's certificate did not verify
+	ReasonSecretElsewhere  Reason = "secret_elsewhere"    // a placeholder toward a host its secret is not for
+	ReasonSecretPlainHTTP  Reason = "secret_plain_http"   // a placeholder toward its host over plain HTTP
+	ReasonSecretInRequest  Reason = "secret_in_request"   // Scan found a secret in what the request sends
+	ReasonScanBodyTooLarge Reason = "scan_body_too_large" // Scan: a body over Scan.MaxBody, refused unread
+	ReasonConnLimit        Reason = "conn_limit"          // Limits.MaxConns reached
+	ReasonByteLimit        Reason = "byte_limit"          // Limits.MaxBytes reached
+	ReasonPolicyChanged    Reason = "policy_changed"      // SetPolicy no longer allows the open connection
+	ReasonProxyClosed      Reason = "proxy_closed"        // Close
+	ReasonInternal         Reason = "internal_error"      // a bug, recovered: the connection is dropped
 )
 
 // Event records one connection through the proxy: a CONNECT tunnel, or one plain

@@ -15,7 +15,7 @@ import (
 // CONNECT host as the name), and relays HTTP/1.1 requests one at a time. Every
 // request must name the CONNECT host; the placeholders of the secrets for this host
 // are replaced in its headers; a placeholder of any other secret anywhere in it
-// stops it.
+// stops it, as does a secret Scan finds (read before the secrets are injected).
 func (s *session) intercept(ev *Event, host string, port uint16, client net.Conn, up net.Conn) {
 	deadline := time.Now().Add(s.p.cfg.HandshakeTimeout)
 	upTLS := tls.Client(up, &tls.Config{
@@ -66,7 +66,15 @@ func (s *session) intercept(ev *Event, host string, port uint16, client net.Conn
 			s.refuse(cTLS, ev, reason, detail)
 			return
 		}
-		match, other := s.p.rules.Load().secretsFor(host, port)
+		r := s.p.rules.Load()
+		if r.scan.on {
+			if reason, detail := r.scan.scanRequest(req); reason != "" {
+				req.Body.Close()
+				s.refuse(cTLS, ev, reason, detail+" toward "+host)
+				return
+			}
+		}
+		match, other := r.secretsFor(host, port)
 		inject(req.Header, match)
 		keep, upKeep, err := exchange(req, upTLS, ur, cTLS, other)
 		req.Body.Close()

@@ -33,6 +33,11 @@ func (s *session) plain(start time.Time, req *http.Request, hosts []string) bool
 			}
 		}
 	}
+	if reason == "" && r.scan.on {
+		if reason, detail = r.scan.scanRequest(req); reason != "" {
+			detail += " toward " + host
+		}
+	}
 	if reason != "" {
 		s.refuse(s.client, &ev, reason, detail)
 		return false

@@ -24,6 +24,8 @@ type Policy struct {
 	// Secrets are injected into requests to their hosts (Secret).
 	Secrets []Secret `json:"secrets,omitempty"`
 	Limits  Limits   `json:"limits"`
+	// Scan reads what leaves and refuses a request that carries a secret (Scan).
+	Scan Scan `json:"scan,omitzero"`
 }
 
 // Limits bound one sandbox's use of the proxy. Zero means the default.
@@ -57,6 +59,7 @@ type rules struct {
 	secrets  []secretRule
 	maxConns int
 	maxBytes int64
+	scan     scanRule
 	err      error
 }
 
@@ -116,6 +119,10 @@ func compile(p Policy) (*rules, error) {
 		}
 		seen[s.Name], seen[s.Placeholder] = true, true
 		r.secrets = append(r.secrets, sr)
+	}
+	var err error
+	if r.scan, err = compileScan(p.Scan); err != nil {
+		return nil, &PolicyError{Field: "scan.max_body", Err: err}
 	}
 	switch {
 	case r.maxConns < 0:
