@@ -36,9 +36,9 @@ func (l *loop) call(ctx context.Context, step int, c tool.Call) (tool.Outcome, *
 		if g == nil {
 			return out, nil
 		}
-		if o := g.take(c.ID); len(o.labels) > 0 || len(o.flags) > 0 {
-			if len(o.labels) > 0 {
-				l.log.Emit(trace.TaintAdded, step, c.ID, trace.TaintInfo{Labels: o.labels})
+		if o := g.take(c.ID); len(o.labels) > 0 || len(o.flags) > 0 || o.scan != "" {
+			if len(o.labels) > 0 || o.scan != "" {
+				l.log.Emit(trace.TaintAdded, step, c.ID, trace.TaintInfo{Labels: o.labels, EgressScan: o.scan})
 			}
 			if len(o.flags) > 0 {
 				l.log.Emit(trace.InjectionFlagged, step, c.ID, trace.InjectionInfo{Source: o.source, Flags: o.flags})

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/agentbox/agentbox/internal/egress"
@@ -12,6 +14,7 @@ import (
 	"github.com/agentbox/agentbox/internal/injection"
 	"github.com/agentbox/agentbox/internal/policy"
 	"github.com/agentbox/agentbox/internal/provenance"
+	"github.com/agentbox/agentbox/internal/secret"
 	"github.com/agentbox/agentbox/internal/taint"
 	"github.com/agentbox/agentbox/internal/tool"
 )
@@ -33,11 +36,23 @@ type Permissions struct {
 	// Approver answers approval requests; nil leaves every request unanswered,
 	// which stops the session (policy_stop).
 	Approver Approver
+	// ScanEgress, when set, turns the environment's egress scan on (egress.Scan:
+	// the proxy reads every request and refuses one carrying a secret) with the
+	// exact secret values the session has read: when the session becomes tainted
+	// and again whenever it reads a new value, before the result that tainted it
+	// returns, so no later command sends unscanned. RunSession sets it to the
+	// environment's (tool.Env.ScanEgress); an untainted session never calls it,
+	// and its tunnels stay end to end.
+	ScanEgress func(ctx context.Context, values []string) error
 
 	once    sync.Once
 	mu      sync.Mutex
 	pending map[string]observed // per call id, until the loop records it
 	reqs    int
+
+	scanMu  sync.Mutex
+	scanned bool     // ScanEgress succeeded at least once
+	values  []string // the secret values read, as last given to ScanEgress
 }
 
 // observed is what the result of one call brought: new taint and injection
@@ -46,6 +61,7 @@ type observed struct {
 	labels []taint.Label
 	flags  []injection.Flag
 	source string
+	scan   string // "on", or why the egress scan could not be turned on
 }
 
 // PermissionConfig is how an operator sets up the permission layer of sessions: the
@@ -129,17 +145,72 @@ func (g *Permissions) Observe(c tool.Call, _ policy.Action, v policy.Verdict, e 
 	if src == "" {
 		src = c.Tool
 	}
-	labels := g.Taint.Observe(taint.Observation{Call: c.ID, Source: src, Content: e.Text + "\n" + string(e.Data),
+	content := e.Text + "\n" + string(e.Data)
+	labels := g.Taint.Observe(taint.Observation{Call: c.ID, Source: src, Content: content,
 		Sensitive: v.Sensitive != "", Class: v.Sensitive})
+	scan := g.scanEgress(content, v.Sensitive != "")
 	flags := injection.Detect(e.Text)
-	if len(labels) == 0 && len(flags) == 0 {
+	if len(labels) == 0 && len(flags) == 0 && scan == "" {
 		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	o := g.pending[c.ID]
 	o.labels, o.flags, o.source = append(o.labels, labels...), append(o.flags, flags...), src
+	if scan != "" {
+		o.scan = scan
+	}
 	g.pending[c.ID] = o
+}
+
+// scanEgress turns the egress scan on once the session is tainted, with the
+// values content adds to those already read (every secret-shaped value, and for a
+// sensitive read every NAME=VALUE's value). It returns "on" when it set the
+// network, why it could not, or "" when nothing changed.
+func (g *Permissions) scanEgress(content string, sensitive bool) string {
+	if g.ScanEgress == nil || !g.Taint.Tainted() {
+		return ""
+	}
+	g.scanMu.Lock()
+	defer g.scanMu.Unlock()
+	values := g.values
+	for _, v := range secretValues(content, sensitive) {
+		if !slices.Contains(values, v) {
+			values = append(slices.Clip(values), v)
+		}
+	}
+	if g.scanned && len(values) == len(g.values) {
+		return ""
+	}
+	if err := g.ScanEgress(context.Background(), values); err != nil {
+		return "not on: " + err.Error()
+	}
+	g.scanned, g.values = true, values
+	return "on"
+}
+
+// secretValues returns the values of content the proxy must not let leave: those
+// secret.Scan finds and, for a sensitive read (a .env file), each line's value
+// after NAME= or NAME:, unquoted. Values shorter than egress.MinScanValue are left
+// out (they would match by chance); the patterns still catch their shapes.
+func secretValues(content string, sensitive bool) []string {
+	var out []string
+	add := func(v string) {
+		if len(v) >= egress.MinScanValue && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	for _, f := range secret.Scan(content) {
+		add(content[f.Start:f.End])
+	}
+	if sensitive {
+		for line := range strings.Lines(content) {
+			if i := strings.IndexAny(line, "=:"); i > 0 {
+				add(strings.Trim(strings.TrimSpace(line[i+1:]), `"'`))
+			}
+		}
+	}
+	return out
 }
 
 // take returns and forgets what the results of a call brought.

@@ -72,6 +72,9 @@ func RunSession(ctx context.Context, o SessionOptions) (s *Session, err error) {
 			err = fmt.Errorf("destroy the agent's environment: %w", cerr)
 		}
 	}()
+	if o.Permissions != nil && o.Permissions.ScanEgress == nil {
+		o.Permissions.ScanEgress = e.ScanEgress()
+	}
 	if o.Mount != nil {
 		closeMount, err := o.Mount(ctx, e.Registry)
 		if err != nil {

@@ -64,6 +64,10 @@ func (s *session) connect(start time.Time, req *http.Request, hosts []string, br
 		s.intercept(&ev, host, port, &prefixConn{Conn: s.client, r: io.MultiReader(bytes.NewReader(hello), br)}, up)
 		return
 	}
+	if !s.endToEnd() {
+		s.refuse(nil, &ev, ReasonPolicyChanged, "the policy began to scan")
+		return
+	}
 	if _, err := up.Write(hello); err == nil {
 		splice(s.client, br, up)
 	}

@@ -151,3 +151,28 @@ func TestScanSetPolicy(t *testing.T) {
 		t.Fatalf("Validate: %v", err)
 	}
 }
+
+// TestScanCutsOpenTunnels: a tunnel opened end to end before Scan was turned on
+// is cut by the SetPolicy that turns it on, so nothing keeps sending unread.
+func TestScanCutsOpenTunnels(t *testing.T) {
+	f, c := scanFixture(t, false, 0)
+	if code, _ := do(t, c, "GET", f.httpsURL(originName, "/a"), nil, ""); code != http.StatusOK {
+		t.Fatalf("%d", code)
+	}
+	pol := f.policy(originName)
+	pol.Scan = egress.Scan{On: true}
+	if err := f.proxy.SetPolicy(pol); err != nil {
+		t.Fatal(err)
+	}
+	e := f.waitEvent(t, func(e egress.Event) bool { return e.Proto == "connect" })
+	if e.Reason != egress.ReasonPolicyChanged || e.Intercepted {
+		t.Fatalf("%+v", e)
+	}
+	// The client's next request opens a new, intercepted, tunnel and is read.
+	if code, _ := do(t, c, "POST", f.httpsURL(originName, "/b"), nil, scanEnv); code == http.StatusOK {
+		t.Fatal("the .env passed")
+	}
+	if n := len(f.origin.Requests()); n != 1 {
+		t.Fatalf("the origin got %d requests, want 1", n)
+	}
+}

@@ -34,6 +34,7 @@ type dest struct {
 	port uint16
 	addr netip.Addr
 	up   net.Conn
+	e2e  bool // an end-to-end tunnel: cut when the policy starts to Scan
 }
 
 func (s *session) serve() {
@@ -98,6 +99,18 @@ func (s *session) attach(ev *Event, host string, port uint16, up net.Conn) *mete
 	return m
 }
 
+// endToEnd marks the upstream connection an end-to-end tunnel and reports whether
+// the policy now in force still lets it be one (it does not Scan); marked first,
+// so a SetPolicy that starts scanning either is seen here or cuts it.
+func (s *session) endToEnd() bool {
+	s.mu.Lock()
+	if s.dest != nil {
+		s.dest.e2e = true
+	}
+	s.mu.Unlock()
+	return !s.p.rules.Load().scan.on
+}
+
 func (s *session) detach() {
 	s.mu.Lock()
 	s.dest = nil
@@ -134,7 +147,7 @@ func (s *session) recheck(r *rules) {
 		return
 	}
 	pinned, ok := r.override[d.host]
-	if !r.allowed(d.host, d.port) || CheckAddr(d.addr, r.private) != nil || ok && pinned != d.addr {
+	if !r.allowed(d.host, d.port) || CheckAddr(d.addr, r.private) != nil || ok && pinned != d.addr || d.e2e && r.scan.on {
 		s.cut(ReasonPolicyChanged)
 	}
 }

@@ -27,12 +27,17 @@ type Network struct {
 	// the API takes none (their values would travel through it), and SetNetwork
 	// keeps them. Values never appear in Info's JSON.
 	Secrets []egress.Secret `json:"secrets,omitempty"`
+	// Scan makes the proxy read every request and refuse one carrying a secret
+	// (egress.Scan); every TLS tunnel is then intercepted. Its Values come from an
+	// in-process caller only (an agent session's taint) and, once given, are kept
+	// by every later SetNetwork.
+	Scan egress.Scan `json:"scan,omitzero"`
 }
 
 // policy is n as the proxy's policy.
 func (n *Network) policy() egress.Policy {
 	return egress.Policy{Allow: n.Allow, AllowPrivate: n.AllowPrivate, DNSOverride: n.DNSOverride,
-		Secrets: n.Secrets, Limits: egress.Limits{MaxConns: n.MaxConns, MaxBytes: n.MaxBytes}}
+		Secrets: n.Secrets, Limits: egress.Limits{MaxConns: n.MaxConns, MaxBytes: n.MaxBytes}, Scan: n.Scan}
 }
 
 // check validates n, naming the entry that is wrong.
@@ -86,6 +91,11 @@ func (m *Manager) SetNetwork(ctx context.Context, owner Owner, id string, n Netw
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	n.Secrets = e.info.Network.Secrets // the placeholders are in the commands' environments
+	for _, v := range e.info.Network.Scan.Values {
+		if !slices.Contains(n.Scan.Values, v) {
+			n.Scan.Values = append(slices.Clip(n.Scan.Values), v)
+		}
+	}
 	if err := e.proxy.SetPolicy(n.policy()); err != nil {
 		// Validated above, so this is a bug; the proxy now refuses everything.
 		return fmt.Errorf("env: set network: %w", err)

@@ -28,6 +28,8 @@ type Service interface {
 	Remove(ctx context.Context, owner env.Owner, id, path string) error
 	// NetworkLog is read for a session's NetworkAccess events (Env.NetworkLog).
 	NetworkLog(ctx context.Context, owner env.Owner, id string, after uint64) ([]egress.Event, error)
+	// SetNetwork turns the proxy's scan on for a tainted session (Env.ScanEgress).
+	SetNetwork(ctx context.Context, owner env.Owner, id string, n env.Network) error
 	env.Edits
 	env.Artifacts
 }
@@ -73,7 +75,7 @@ type Env struct {
 
 	svc   Service
 	owner env.Owner
-	net   bool
+	net   *env.Network // as created; nil: no network
 	fetch *fetchProxy
 }
 
@@ -95,7 +97,7 @@ func OpenEnv(ctx context.Context, o EnvOptions) (*Env, error) {
 			scopes = append(scopes, ScopeNetwork)
 		}
 	}
-	e := &Env{ID: info.ID, svc: o.Service, owner: o.Owner, net: o.Network != nil}
+	e := &Env{ID: info.ID, svc: o.Service, owner: o.Owner, net: o.Network}
 	e.Registry = NewRegistry(Options{Scopes: scopes, Gate: o.Gate})
 	bo := o.Tools
 	bo.Service, bo.Owner, bo.EnvID = o.Service, o.Owner, info.ID
@@ -116,11 +118,25 @@ func OpenEnv(ctx context.Context, o EnvOptions) (*Env, error) {
 
 // NetworkLog is Options.Network for a session in e, or nil when e has no network.
 func (e *Env) NetworkLog() func(ctx context.Context, after uint64) ([]egress.Event, error) {
-	if !e.net {
+	if e.net == nil {
 		return nil
 	}
 	return func(ctx context.Context, after uint64) ([]egress.Event, error) {
 		return e.svc.NetworkLog(ctx, e.owner, e.ID, after)
+	}
+}
+
+// ScanEgress is Permissions.ScanEgress for a session in e, or nil when e has no
+// network: it sets the network e was created with, scanning (egress.Scan), with
+// values the exact strings the session has read.
+func (e *Env) ScanEgress() func(ctx context.Context, values []string) error {
+	if e.net == nil {
+		return nil
+	}
+	return func(ctx context.Context, values []string) error {
+		n := *e.net
+		n.Scan.On, n.Scan.Values = true, slices.Clone(values)
+		return e.svc.SetNetwork(ctx, e.owner, e.ID, n)
 	}
 }
 

@@ -39,6 +39,9 @@ type ApprovalResolution struct {
 // TaintInfo lists the labels a call's result added to the session's taint.
 type TaintInfo struct {
 	Labels []taint.Label `json:"labels"`
+	// EgressScan is "on" when the call turned the environment's egress scan on
+	// (agent.Permissions.ScanEgress), or why it could not.
+	EgressScan string `json:"egress_scan,omitempty"`
 }
 
 // InjectionInfo is what the injection detector flagged in a call's result: a
