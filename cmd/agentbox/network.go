@@ -20,6 +20,7 @@ type networkFlags struct {
 	allow, private, dns, secrets []string
 	maxConns                     int64
 	maxBytes                     int64
+	scan                         bool
 }
 
 func (n *networkFlags) add(f *pflag.FlagSet) {
@@ -29,9 +30,11 @@ func (n *networkFlags) add(f *pflag.FlagSet) {
 }
 
 // addSecrets adds --secret (for sandboxes this process runs: the values come from
-// its own environment).
+// its own environment) and --scan-egress.
 func (n *networkFlags) addSecrets(f *pflag.FlagSet) {
 	f.StringArrayVar(&n.secrets, "secret", nil, "NAME@HOSTPATTERN: the sandbox's $NAME is a placeholder the proxy replaces, in request headers to matching hosts only, by agentbox's own $NAME (repeatable)")
+	f.BoolVar(&n.scan, "scan-egress", false, "the proxy reads every request from the start (HTTPS too, intercepted with the sandbox's CA) and refuses one carrying a secret's shape; "+
+		"agentbox agent turns this on by itself once the session has read a secret")
 }
 
 // addLimits adds the flags that bound the sandbox's traffic.
@@ -76,12 +79,12 @@ func (n *networkFlags) envNetwork(getenv func(string) string) (*env.Network, err
 		return nil, err
 	}
 	return &env.Network{Allow: p.Allow, AllowPrivate: p.AllowPrivate, DNSOverride: p.DNSOverride,
-		MaxConns: p.Limits.MaxConns, MaxBytes: p.Limits.MaxBytes, Secrets: p.Secrets}, nil
+		MaxConns: p.Limits.MaxConns, MaxBytes: p.Limits.MaxBytes, Secrets: p.Secrets, Scan: p.Scan}, nil
 }
 
 // set reports whether any network flag was given.
 func (n *networkFlags) set() bool {
-	return len(n.allow)+len(n.private)+len(n.dns)+len(n.secrets) > 0 || n.maxConns != 0 || n.maxBytes != 0
+	return len(n.allow)+len(n.private)+len(n.dns)+len(n.secrets) > 0 || n.maxConns != 0 || n.maxBytes != 0 || n.scan
 }
 
 // policy builds the egress policy the flags describe, or nil when none was given.
@@ -92,9 +95,9 @@ func (n *networkFlags) policy(getenv func(string) string) (*egress.Policy, error
 		return nil, nil
 	}
 	if len(n.allow) == 0 {
-		return nil, errors.New("--allow-private, --dns-override, --secret and --net-max-* shape what --allow-host allows: give --allow-host too (without it the sandbox has no network)")
+		return nil, errors.New("--allow-private, --dns-override, --secret, --scan-egress and --net-max-* shape what --allow-host allows: give --allow-host too (without it the sandbox has no network)")
 	}
-	p := &egress.Policy{Limits: egress.Limits{MaxConns: int(n.maxConns), MaxBytes: n.maxBytes}}
+	p := &egress.Policy{Limits: egress.Limits{MaxConns: int(n.maxConns), MaxBytes: n.maxBytes}, Scan: egress.Scan{On: n.scan}}
 	for _, a := range n.allow {
 		if err := (egress.Policy{Allow: []string{a}}).Validate(); err != nil {
 			return nil, fmt.Errorf("--allow-host %q: %w", a, unwrapPolicy(err))

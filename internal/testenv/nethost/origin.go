@@ -90,6 +90,13 @@ func StartOrigin(t testing.TB, h *Host, names ...string) *Origin {
 	return o
 }
 
+// Forget drops the requests recorded so far (a benchmark's, which would pile up).
+func (o *Origin) Forget() {
+	o.mu.Lock()
+	o.requests = nil
+	o.mu.Unlock()
+}
+
 // Requests returns what the origin received so far.
 func (o *Origin) Requests() []Request {
 	o.mu.Lock()
