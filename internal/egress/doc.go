@@ -29,6 +29,12 @@
 //     headers. A placeholder seen toward any other host, or over plain HTTP, stops the
 //     request. Every other tunnel stays end to end, where a placeholder is invisible
 //     (and worthless).
+//   - Scan (off by default): every tunnel is intercepted as for Secrets, and each
+//     request's target, headers and body (buffered up to Scan.MaxBody; a larger one
+//     is refused) are read with secret.Scan and Scan.Values before a byte of it goes
+//     upstream; a match is refused (ReasonSecretInRequest, the rule named, never
+//     the value). Turning it on cuts the end-to-end tunnels open. Off, tunnels are
+//     end to end and nothing is read.
 //   - One Event per connection (per request for plain HTTP): time, host, port, the
 //     address, decision, reason, bytes each way; a bounded ring (Log) and a callback
 //     (Config.OnEvent). Limits: open connections, bytes carried.
@@ -40,10 +46,11 @@
 // from ignoring the proxy; the sandbox's network namespace must have no route but to
 // it (see "Network egress" in ARCHITECTURE.md for how the sandbox connects). It
 // speaks no SOCKS, HTTP/2 to the client, WebSocket or other upgrade, and carries no
-// UDP; it does not inspect end-to-end tunnels beyond the ClientHello (an allowed
+// UDP; without Scan it does not inspect end-to-end tunnels beyond the ClientHello (an allowed
 // host's CDN may route by the encrypted Host: domain fronting is stopped only where
 // the SNI is what the CDN routes by); it cannot keep an allowed host from echoing an
-// injected secret back; it does not answer DNS for the sandbox.
+// injected secret back; Scan does not see a secret encoded (base64, compressed)
+// or split across requests; it does not answer DNS for the sandbox.
 //
 // Wiring (done in package sandbox and nsinit, not here): the sandbox's init, before
 // it confines itself, opens a TCP listener on 127.0.0.1:3128 in the sandbox's
