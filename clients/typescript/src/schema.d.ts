@@ -77,6 +77,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/environments/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description environment id */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Freeze every process of the environment (scope env:create): they use no CPU until resume and continue where they stopped. Files stay readable and writable; exec and processes are 409 EPAUSED until resume. Pausing a paused environment succeeds. */
+        post: operations["pauseEnvironment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/environments/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description environment id */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Thaw a paused environment (scope env:create); one paused at its TTL (on_timeout pause) gets a new TTL. Resuming a running environment succeeds. */
+        post: operations["resumeEnvironment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/environments/{id}/exec": {
         parameters: {
             query?: never;
@@ -527,6 +567,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the templates (root file systems) this tenant may use (scope env:create; tenants.NAME.templates). */
+        get: operations["listTemplates"];
+        put?: never;
+        /** Build a template from a spec (scope admin; a name in tenants.NAME.templates.build). Synchronous; each step is cached by its parent and definition. The base is a Debian suite (Debian's archive), the host, or a template the tenant may use; copy steps, archive, layout and registry sources and other mirrors are 403. */
+        post: operations["buildTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description template name, e.g. python-pytest or go:1.22 */
+                name: string;
+            };
+            cookie?: never;
+        };
+        /** Describe a template - layers, sizes, digests, build record, Debian packages (scope env:create); one the tenant may not use is 404. */
+        get: operations["inspectTemplate"];
+        put?: never;
+        post?: never;
+        /** Remove a template's name (scope admin; a name the tenant may build). Environments using it keep it; its layers go at the operator's next gc. */
+        delete: operations["removeTemplate"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -555,7 +634,7 @@ export interface components {
         };
         Error: {
             /** @enum {string} */
-            code: "EINVAL" | "EAUTH" | "EPERM" | "ENOENT" | "EEXIST" | "EBUSY" | "ECONFLICT" | "EFBIG" | "EQUOTA" | "ERATE" | "ENOSPC" | "ETIMEDOUT" | "EINTERNAL" | "EUNAVAIL";
+            code: "EINVAL" | "EAUTH" | "EPERM" | "ENOENT" | "EEXIST" | "EBUSY" | "ECONFLICT" | "EPAUSED" | "EFBIG" | "EQUOTA" | "ERATE" | "ENOSPC" | "ETIMEDOUT" | "EINTERNAL" | "EUNAVAIL";
             message: string;
             retryable: boolean;
             suggested_action?: string;
@@ -571,21 +650,79 @@ export interface components {
             /** @description size of the private upper layer (RAM); 0 - limits.default_workspace; at most limits.max_workspace; counts against the tenant's memory quota */
             workspace_bytes?: number;
         };
-        /** @description exactly one of workspace and template */
+        /** @description exactly one of workspace and preset */
         CreateRequest: {
             /** @description host directory under a root allowed for the tenant */
             workspace?: string;
+            /** @description a workspace preset of the configuration (workspace_presets) */
+            preset?: string;
+            /** @description the root file system: a template this tenant may use (GET /v1/templates); absent - the host's system directories */
             template?: string;
             limits?: components["schemas"]["Limits"];
             network?: components["schemas"]["Network"];
             ttl_seconds?: number;
             idle_timeout_seconds?: number;
+            /** @description seconds without a request after which the environment is paused (0: server default) */
+            idle_pause_seconds?: number;
+            /**
+             * @description what the TTL does (default destroy)
+             * @enum {string}
+             */
+            on_timeout?: "destroy" | "pause";
             labels?: {
                 [key: string]: string;
             };
             task?: string;
             /** @description host directories shown outside /workspace; each source must lie under one of the tenant's mount_roots */
             mounts?: components["schemas"]["Mount"][];
+        };
+        Template: {
+            name: string;
+            /** @description image id: sha256 of its OCI config */
+            id: string;
+            layers: number;
+            /** @description logical size of its layers' files */
+            bytes: number;
+            /** @description build, or the archive, registry or Debian source it came from */
+            source: string;
+            /** Format: date-time */
+            created: string;
+        };
+        /** @description a Template's fields, and */
+        TemplateInfo: components["schemas"]["Template"] & {
+            env?: string[];
+            workdir?: string;
+            /** @description bottom first */
+            layer_info: {
+                diff_id: string;
+                bytes: number;
+                entries: number;
+            }[];
+            build?: {
+                /** @description the build spec as given */
+                spec: Record<string, never>;
+                /** @description what the base resolved to */
+                base: string;
+                base_cached?: boolean;
+                steps: {
+                    step: string;
+                    /** @description cache key: hash of the parent's key and the step's definition */
+                    key: string;
+                    layer: string;
+                    cached?: boolean;
+                }[];
+            };
+            packages?: {
+                name: string;
+                version: string;
+                arch?: string;
+            }[];
+        };
+        BuildTemplateRequest: {
+            /** @description a name in the tenant's templates.build */
+            name: string;
+            /** @description a build spec as in templates/*.yaml: base ({debian: SUITE | {suite, variant, include, source_date_epoch}} | {image: TEMPLATE} | {host: true}), steps ([{apt: [...]}, {npm: [...]}, {go_modules: [...]}, {run: ...}]), env, workdir */
+            spec: Record<string, never>;
         };
         Mount: {
             /** @description absolute host directory reached through no symlink; never shown back */
@@ -605,6 +742,7 @@ export interface components {
                 [key: string]: string;
             };
             limits: components["schemas"]["Limits"];
+            preset?: string;
             template?: string;
             /** @description targets and modes */
             mounts?: components["schemas"]["Mount"][];
@@ -615,7 +753,11 @@ export interface components {
             /** Format: date-time */
             last_used: string;
             /** @enum {string} */
-            state: "running" | "destroyed";
+            state: "running" | "paused" | "destroyed";
+            /** Format: date-time */
+            paused_at?: string;
+            /** @enum {string} */
+            on_timeout?: "destroy" | "pause";
             network?: components["schemas"]["Network"];
         };
         /** @description what an environment may reach through its egress proxy, the sandbox's one way out (absent from a create request, the environment has no network but its own loopback). An empty allow reaches nothing. Loopback, unspecified and metadata addresses are refused whatever it says. */
@@ -774,7 +916,7 @@ export interface components {
     responses: {
         /**
          * @description The error envelope. Status and code go together: 400 EINVAL, 401 EAUTH, 403 EPERM,
-         *     404 ENOENT, 408 ETIMEDOUT (the body came too slowly), 405 ENOENT (method), 409 EEXIST/EBUSY/ECONFLICT, 413 EFBIG,
+         *     404 ENOENT, 408 ETIMEDOUT (the body came too slowly), 405 ENOENT (method), 409 EEXIST/EBUSY/ECONFLICT/EPAUSED, 413 EFBIG,
          *     429 EQUOTA/ERATE, 500 EINTERNAL, 503 EUNAVAIL, 507 ENOSPC (the workspace is full).
          *     Retryable: EBUSY, ERATE and EUNAVAIL only.
          */
@@ -946,6 +1088,54 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    pauseEnvironment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description environment id */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the environment, state paused */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Environment"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    resumeEnvironment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description environment id */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the environment, state running */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Environment"];
+                };
             };
             default: components["responses"]["Error"];
         };
@@ -1588,6 +1778,100 @@ export interface operations {
                 content: {
                     "application/octet-stream": string;
                 };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    listTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the templates, by name */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        templates: components["schemas"]["Template"][];
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    buildTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BuildTemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description the template, with this build's record (which steps came from the cache) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateInfo"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    inspectTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description template name, e.g. python-pytest or go:1.22 */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the template */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateInfo"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    removeTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description template name, e.g. python-pytest or go:1.22 */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             default: components["responses"]["Error"];
         };
