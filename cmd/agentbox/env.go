@@ -178,15 +178,7 @@ func envRmCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var errs []error
-			for _, id := range ids {
-				if err := c.Destroy(cmd.Context(), id); errors.Is(err, client.ErrNoDaemon) {
-					return err
-				} else if err != nil {
-					errs = append(errs, fmt.Errorf("%s: %w", id, err))
-				}
-			}
-			return errors.Join(errs...)
+			return eachEnv(ids, func(id string) error { return c.Destroy(cmd.Context(), id) })
 		},
 	}
 	d.add(cmd.Flags())
@@ -205,20 +197,29 @@ func envStateCmd(name, short string, op func(*client.Client, context.Context, st
 			if err != nil {
 				return err
 			}
-			var errs []error
-			for _, id := range ids {
+			return eachEnv(ids, func(id string) error {
 				e, err := op(c, cmd.Context(), id)
-				if errors.Is(err, client.ErrNoDaemon) {
-					return err
-				} else if err != nil {
-					errs = append(errs, fmt.Errorf("%s: %w", id, err))
-					continue
+				if err == nil {
+					fmt.Fprintf(stdout, "%s\t%s\n", e.ID, e.State)
 				}
-				fmt.Fprintf(stdout, "%s\t%s\n", e.ID, e.State)
-			}
-			return errors.Join(errs...)
+				return err
+			})
 		},
 	}
 	d.add(cmd.Flags())
 	return cmd
+}
+
+// eachEnv applies f to each environment id, going on past an id that fails (each
+// error names its id) but not past a daemon that cannot be reached.
+func eachEnv(ids []string, f func(id string) error) error {
+	var errs []error
+	for _, id := range ids {
+		if err := f(id); errors.Is(err, client.ErrNoDaemon) {
+			return err
+		} else if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
 }
