@@ -75,7 +75,9 @@ const maxNetworkEvents = 10000
 
 // SetNetwork replaces the environment's network policy. It takes effect at once: new
 // connections and requests follow it, open connections it no longer allows are
-// cut. An environment created without a network has no proxy, and gets none.
+// cut. An environment created without a network has no proxy, and gets none. The
+// secrets, the scan's values and a scan that is on (with its body bound unless n
+// gives one) are kept whatever n says.
 func (m *Manager) SetNetwork(ctx context.Context, owner Owner, id string, n Network) error {
 	if err := n.check(); err != nil {
 		return err
@@ -91,6 +93,14 @@ func (m *Manager) SetNetwork(ctx context.Context, owner Owner, id string, n Netw
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	n.Secrets = e.info.Network.Secrets // the placeholders are in the commands' environments
+	// Scanning only ever goes on: once a session turned it on (its data is
+	// tainted), no later policy, from the API or anyone, sends unread again.
+	if old := e.info.Network.Scan; old.On {
+		n.Scan.On = true
+		if n.Scan.MaxBody == 0 {
+			n.Scan.MaxBody = old.MaxBody
+		}
+	}
 	for _, v := range e.info.Network.Scan.Values {
 		if !slices.Contains(n.Scan.Values, v) {
 			n.Scan.Values = append(slices.Clip(n.Scan.Values), v)

