@@ -65,7 +65,8 @@ func (l *loop) effect(ctx context.Context, pre string) *trace.Effect {
 }
 
 // restore continues a session from its journal's state: its step count, budget
-// spent, answer, taint and the history the policy saw. Grants given during the
+// spent (its wall time too, which Run takes off the deadline), answer, taint and
+// the history the policy saw. Grants given during the
 // session are not restored: their asks are asked again.
 func (l *loop) restore(st *journal.State) {
 	l.resumed = true

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentbox/agentbox/internal/journal"
 	"github.com/agentbox/agentbox/internal/taint"
@@ -93,5 +94,41 @@ func TestResumeKeepsTaint(t *testing.T) {
 	}
 	if res.StopReason != StopPolicy || !perms.Taint.Tainted() {
 		t.Fatalf("resumed: %s, tainted %t; want policy_stop and tainted", res.StopReason, perms.Taint.Tainted())
+	}
+}
+
+// TestResumeKeepsWallSpent: the wall time a session's earlier drivers ran is
+// spent: resuming one that used 2 s of a 1 s budget stops at once as
+// budget_exhausted, where before a crash gave it a whole new budget. With the
+// budget not used up the same resume goes on.
+func TestResumeKeepsWallSpent(t *testing.T) {
+	for _, tc := range []struct {
+		wall      time.Duration
+		exhausted bool
+	}{{time.Second, true}, {time.Hour, false}} {
+		dir := t.TempDir()
+		s, err := journal.Open(dir, journal.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := s.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now().Add(-time.Minute)
+		times := []time.Time{t0, t0.Add(2 * time.Second)}
+		log := trace.NewLog(trace.LogOptions{Session: "s-wall", Journal: d, Clock: func() time.Time { at := times[0]; times = times[1:]; return at }})
+		log.Emit(trace.SessionCreated, 0, "", trace.SessionInfo{Session: "s-wall", Goal: "g"})
+		log.Emit(trace.TurnStarted, 1, "", trace.TurnStart{})
+		r, w := newMemWork(t, filepath.Join(t.TempDir(), "ledger"))
+		res, _, err := RunDurable(context.Background(), s, w, Options{Goal: "g", Policy: &Sequence{}, Tools: r,
+			Limits: Limits{MaxWall: tc.wall}}, trace.LogOptions{Clock: fixedClock()}, nil)
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.StopReason == StopBudgetExhausted; got != tc.exhausted {
+			t.Errorf("budget %v after 2 s spent: %s (%s)", tc.wall, res.StopReason, res.Detail)
+		}
 	}
 }

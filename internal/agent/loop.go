@@ -86,10 +86,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	lim := o.Limits.withDefaults()
 	start := time.Now()
-	ctx, cancel := context.WithDeadlineCause(ctx, start.Add(lim.MaxWall), errWallTime)
+	// A resumed session has what is left of its wall budget: the time its
+	// earlier drivers ran (journal.State.Wall) is spent, not given back by a crash.
+	deadline := start.Add(lim.MaxWall)
+	if d := o.Durable; d != nil && d.State != nil {
+		deadline = deadline.Add(-d.State.Wall)
+	}
+	ctx, cancel := context.WithDeadlineCause(ctx, deadline, errWallTime)
 	defer cancel()
 
-	l := &loop{o: o, lim: lim, log: log, start: start, budget: newBudget(lim, start.Add(lim.MaxWall)),
+	l := &loop{o: o, lim: lim, log: log, start: start, budget: newBudget(lim, deadline),
 		det: newDetector(lim)}
 	l.st = &State{Session: log.Session(), Goal: o.Goal, Tools: o.Tools.Defs(), Budget: l.budget, log: log}
 	if d := o.Durable; d != nil && d.State != nil && d.State.Seq > 0 {

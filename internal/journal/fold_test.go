@@ -3,6 +3,7 @@ package journal
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -82,5 +83,43 @@ func TestFoldInvariants(t *testing.T) {
 				t.Fatal("folded without an error")
 			}
 		})
+	}
+}
+
+// TestFoldWall: a session's wall time is the time between its events, less the
+// gap before each recovery event (no driver ran then); a snapshot keeps it.
+func TestFoldWall(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := []time.Duration{0, time.Second, 3 * time.Second, 100 * time.Second, 102 * time.Second}
+	i := 0
+	mem := &trace.Memory{}
+	log := trace.NewLog(trace.LogOptions{Session: "s-wall", Sinks: []trace.Sink{mem},
+		Clock: func() time.Time { d := at[i]; i++; return t0.Add(d) }})
+	log.Emit(trace.SessionCreated, 0, "", trace.SessionInfo{Session: "s-wall", Goal: "g"})
+	log.Emit(trace.TurnStarted, 1, "", trace.TurnStart{})
+	log.Emit(trace.TurnStarted, 2, "", trace.TurnStart{})
+	log.Emit(trace.RecoveryStarted, 2, "", trace.RecoveryStart{}) // the driver died for 97 s
+	log.Emit(trace.TurnStarted, 3, "", trace.TurnStart{})
+	evs := mem.Events()
+	st, err := Fold(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 5 * time.Second; st.Wall != want {
+		t.Fatalf("wall %v, want %v", st.Wall, want)
+	}
+	pre, _ := Fold(evs[:2])
+	b, _ := json.Marshal(pre)
+	snap := NewState()
+	if err := json.Unmarshal(b, snap); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs[2:] {
+		if err := snap.Apply(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if snap.Wall != st.Wall {
+		t.Fatalf("from a snapshot: wall %v, want %v", snap.Wall, st.Wall)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentbox/agentbox/internal/taint"
 	"github.com/agentbox/agentbox/internal/trace"
@@ -57,6 +58,12 @@ type State struct {
 	Unknown []string          `json:"unknown,omitempty"`
 	End     *trace.SessionEnd `json:"end,omitempty"`
 	Epochs  int               `json:"recoveries,omitempty"`
+	// Wall is the session's wall time so far: the time between its events,
+	// except the gap before each recovery event (while no driver ran, or a
+	// paused session waited for a person's verdict). A resumed session's wall
+	// budget is what is left of it. LastTime is the newest event's time.
+	Wall     time.Duration `json:"wall_ns,omitempty"`
+	LastTime time.Time     `json:"last_time,omitzero"`
 
 	// FromSnapshot and Replayed say how Load built the state (not stored).
 	FromSnapshot int64 `json:"-"`
@@ -96,6 +103,12 @@ func (st *State) Apply(e trace.Event) error {
 		return fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, err)
 	}
 	st.Seq, st.Hash = e.Seq, e.Hash
+	if !st.LastTime.IsZero() && !isRecovery(e.Type) && e.Time.After(st.LastTime) {
+		st.Wall += e.Time.Sub(st.LastTime)
+	}
+	if e.Time.After(st.LastTime) {
+		st.LastTime = e.Time
+	}
 	return nil
 }
 
