@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,21 +42,7 @@ func TestMCPEmbedded(t *testing.T) {
 	if v := cs.InitializeResult().ServerInfo.Version; v == "" || v == "0.1.0" {
 		t.Errorf("server version %q: want the build's", v)
 	}
-	call := func(name string, args map[string]any) (map[string]any, bool) {
-		t.Helper()
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		var m map[string]any
-		if res.IsError {
-			json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &m)
-			return m, true
-		}
-		b, _ := json.Marshal(res.StructuredContent)
-		json.Unmarshal(b, &m)
-		return m, false
-	}
+	call := func(name string, args map[string]any) (map[string]any, bool) { return callTool(t, ctx, cs, name, args) }
 	e, isErr := call("env_create", map[string]any{"workspace": proj})
 	if isErr {
 		t.Fatalf("env_create under $HOME: %v\n%s", e, errOut.String())

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -43,4 +45,22 @@ func servePasteMCP(kind string) int {
 		return 1
 	}
 	return 0
+}
+
+// callTool calls an MCP tool and returns its result as JSON (its structured
+// content, or the error envelope in its text) and whether it was an error.
+func callTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name string, args map[string]any) (map[string]any, bool) {
+	t.Helper()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var m map[string]any
+	if res.IsError {
+		json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &m)
+		return m, true
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(b, &m)
+	return m, false
 }

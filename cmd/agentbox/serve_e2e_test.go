@@ -105,21 +105,7 @@ func TestMCPStdio(t *testing.T) {
 	if err != nil || len(tools.Tools) != 27 {
 		t.Fatalf("tools: %v %d", err, len(tools.Tools))
 	}
-	callJSON := func(name string, args map[string]any) (map[string]any, bool) {
-		t.Helper()
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		var m map[string]any
-		if res.IsError {
-			json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &m)
-			return m, true
-		}
-		b, _ := json.Marshal(res.StructuredContent)
-		json.Unmarshal(b, &m)
-		return m, false
-	}
+	callJSON := func(name string, args map[string]any) (map[string]any, bool) { return callTool(t, ctx, cs, name, args) }
 	e, isErr := callJSON("env_create", map[string]any{"workspace": filepath.Join(d.work, "proj")})
 	if isErr {
 		t.Fatalf("env_create: %v", e)

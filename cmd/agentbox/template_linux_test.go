@@ -19,24 +19,14 @@ import (
 
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/image"
+	"github.com/agentbox/agentbox/internal/testenv"
 )
-
-// needRoot skips where the image store cannot work (it needs root), except in CI.
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the image store needs root, and CI runs as root")
-		}
-		t.Skip("the image store needs root")
-	}
-}
 
 // TestTemplateCLI drives template build (a docker archive, then a spec on it with
 // a copy step, built twice), ls, inspect, rm and gc against a state directory of
 // its own.
 func TestTemplateCLI(t *testing.T) {
-	needRoot(t)
+	testenv.RequireRoot(t) // the image store needs root
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
 	tpl := func(args ...string) (string, string, int) {
@@ -100,7 +90,7 @@ func TestTemplateCLI(t *testing.T) {
 
 // TestTemplateCLIErrors: bad invocations say what is wrong and what to do.
 func TestTemplateCLIErrors(t *testing.T) {
-	needRoot(t)
+	testenv.RequireRoot(t) // the image store needs root
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
 	runSpec := filepath.Join(dir, "run.yaml")
@@ -146,7 +136,7 @@ func must[T any](v T, err error) T {
 // digests show over the API, and tenant b, whose configuration allows none,
 // is refused as for a missing one.
 func TestDaemonTemplate(t *testing.T) {
-	needRoot(t)
+	testenv.RequireRoot(t) // the image store needs root
 	dir := t.TempDir()
 	bin, err := os.ReadFile(agentbox) // static: runs on a root of its own
 	if err != nil {

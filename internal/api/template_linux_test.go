@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/config"
 	"github.com/agentbox/agentbox/internal/image"
+	"github.com/agentbox/agentbox/internal/testenv"
 )
 
 const templateConfig = `
@@ -36,12 +36,7 @@ tokens:
 // no tenant may use).
 func templateHarness(t *testing.T) (*harness, *image.Store) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the image store needs root, and CI runs as root")
-		}
-		t.Skip("the image store needs root")
-	}
+	testenv.RequireRoot(t) // the image store needs root
 	dir := t.TempDir()
 	store, err := image.OpenStore(filepath.Join(dir, "image"), image.Options{})
 	if err != nil {

@@ -32,9 +32,8 @@ func TestSWEBenchInDebianTemplate(t *testing.T) {
 		_, err := exec.LookPath(tool)
 		testenv.Require(t, err == nil, "needs "+tool)
 	}
-	if exec.Command("python3", "-c", "import toml").Run() == nil {
-		t.Skip("the host has python3-toml: the test could not tell the template from the host")
-	}
+	testenv.Require(t, exec.Command("python3", "-c", "import toml").Run() != nil,
+		"the host must not have python3-toml, or the test could not tell the template from the host")
 	repos := t.TempDir()
 	clone := filepath.Join(repos, "acme__conf")
 	git := sweGit(t, clone)
