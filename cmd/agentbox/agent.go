@@ -19,6 +19,7 @@ import (
 	"github.com/agentbox/agentbox/internal/agent"
 	"github.com/agentbox/agentbox/internal/config"
 	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/grant"
 	"github.com/agentbox/agentbox/internal/journal"
 	"github.com/agentbox/agentbox/internal/model"
 	"github.com/agentbox/agentbox/internal/terminal"
@@ -45,7 +46,10 @@ type agentOptions struct {
 	// resume's argument); resume continues the session it holds.
 	session string
 	resume  bool
-	ledger  string
+	// approvalWait is how long a durable session waits for an answer to an
+	// approval request before it stops (0: it pauses at once).
+	approvalWait time.Duration
+	ledger       string
 }
 
 func agentCmd() *cobra.Command {
@@ -83,7 +87,10 @@ reaches only those hosts.
 
 With --session DIR the session is durable: each event is committed to DIR's
 journal before anything acts on it, and after a crash agentbox resume DIR continues
-it (see agentbox resume --help). --mode long is the crash campaign's session:
+it (see agentbox resume --help). Its asks (without --approvals) are answered with
+agentbox sessions approve|deny DIR REQUEST: the session pauses (exit 1, stop reason
+paused; agentbox resume DIR continues the held call once answered), or with
+--approval-wait D waits up to D for the answer and then stops with policy_stop. --mode long is the crash campaign's session:
 dozens of writes, reads, patches and test runs and one ledger.append (--ledger
 FILE, an effect outside the sandbox). AGENTBOX_CRASH_AT=POINT[,POINT] kills the
 process at a crash point (seq:N, effect-before:N, effect-after:N, snapshot:N) to
@@ -110,6 +117,7 @@ func agentFlags(f *pflag.FlagSet, o *agentOptions) {
 	f.StringVar(&o.mode, "mode", agent.ModeGood, "scripted mode: good, loop, escape, exfil or long")
 	f.StringVar(&o.ledger, "ledger", "", "offer ledger.append, appending to this host file: an effect outside the sandbox that is neither checkable nor idempotent (--mode long calls it once)")
 	f.StringVar(&o.session, "session", "", "keep the session's journal in this directory: the session survives a crash (agentbox resume DIR)")
+	f.DurationVar(&o.approvalWait, "approval-wait", 0, "with --session: how long to wait for agentbox sessions approve|deny before stopping with policy_stop (0: pause at once; agentbox resume DIR continues)")
 	f.StringVar(&o.via, "via", "", "how --mode exfil sends: http.fetch (default), exec, or mcp:TOOL")
 	o.modelFlags(f)
 	o.perm.flags(f)
@@ -248,7 +256,7 @@ func agentMain(ctx context.Context, o *agentOptions, argv []string) error {
 	if err != nil {
 		return err
 	}
-	if gc.Approvals == nil && terminal.IsTerminal(os.Stdin) {
+	if gc.Approvals == nil && o.session == "" && terminal.IsTerminal(os.Stdin) {
 		perms.Approver = &agent.Prompt{In: os.Stdin, Out: stderr} // a person is there to ask
 	}
 
@@ -270,6 +278,12 @@ func agentMain(ctx context.Context, o *agentOptions, argv []string) error {
 			return err
 		}
 		defer store.Close()
+		if gc.Approvals == nil {
+			perms.Approver = &agent.Mailbox{Store: store, Wait: o.approvalWait, Notify: func(r grant.Request) {
+				fmt.Fprintf(stderr, "agentbox: approval %s awaits: agentbox sessions show %s; agentbox sessions approve|deny %s %s\n",
+					r.ID, o.session, o.session, r.ID)
+			}}
+		}
 	}
 	var sinks []trace.Sink
 	var files []*os.File

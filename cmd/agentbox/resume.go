@@ -31,6 +31,10 @@ with no effect on the workspace (its content hash equals the one recorded before
 call) are decided afresh; a call whose effect cannot be checked and must not be
 repeated (ledger.append, an MCP tool) is unknown, and the session pauses (exit 1,
 stop reason paused) until agentbox sessions resolve DIR CALL --as succeeded|failed.
+A call held for an approval request (the session paused for a person) is not
+reconciled but continued: the answer agentbox sessions approve|deny left is
+recorded, then the call is made, under its id; with no answer yet the session
+pauses again. Grants approvals gave before are held again, not asked for twice.
 A RecoverySummary event precedes any new action. The session's flags are the ones
 agent was given; the output flags are resume's own.`,
 		Args: cobra.ExactArgs(1),

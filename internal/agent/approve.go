@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -20,75 +21,110 @@ const maxAskRounds = 4
 // its gate). While the verdict is ask, it turns the asks into approval requests,
 // records them, waits for the Approver, records the answers and the grants they
 // give, and makes the same call again under the same id. A refused item returns
-// EPERM to the model; an unanswered request stops the session with policy_stop.
-// Waiting spends wall time only, never a step or a tool call.
-func (l *loop) call(ctx context.Context, step int, c tool.Call) (tool.Outcome, *ending) {
+// EPERM to the model; an unanswered request stops the session with policy_stop;
+// a request awaiting a person in a durable session pauses it (the call has not
+// run, and resume continues it). Waiting spends wall time only, never a step or
+// a tool call.
+//
+// held are the requests of a call that a paused session had asked already
+// (resume): they are answered first, not asked again, and then the call is made.
+func (l *loop) call(ctx context.Context, step int, c tool.Call, held []grant.Request) (tool.Outcome, *ending) {
 	g := l.o.Permissions
 	for round := 1; ; round++ {
-		out := l.o.Tools.Call(ctx, c, l.budget.charge)
-		if out.Verdict != nil {
-			rev := 0
-			if g != nil {
-				rev = g.Grants.Goal().Revision
-			}
-			l.log.Emit(trace.CallDecided, step, c.ID, trace.CallDecision{Tool: c.Tool, Verdict: *out.Verdict, GoalRevision: rev})
-		}
-		if g == nil {
-			return out, nil
-		}
-		if o := g.take(c.ID); len(o.labels) > 0 || len(o.flags) > 0 || o.scan != "" {
-			if len(o.labels) > 0 || o.scan != "" {
-				l.log.Emit(trace.TaintAdded, step, c.ID, trace.TaintInfo{Labels: o.labels, EgressScan: o.scan})
-			}
-			if len(o.flags) > 0 {
-				l.log.Emit(trace.InjectionFlagged, step, c.ID, trace.InjectionInfo{Source: o.source, Flags: o.flags})
-			}
-		}
-		if out.Verdict == nil || out.Verdict.Decision != policy.Ask {
-			return out, nil
-		}
-		if round > maxAskRounds {
-			return refused(tool.Errorf(tool.EPERM, false, tool.ActStop, "the call was still asked about after %d approvals: %s",
-				maxAskRounds, out.Verdict.Reason())), nil
-		}
-		reqs := grant.Group(grant.Items(c.ID, c.Tool, *out.Verdict), g.Grants.Goal().Revision, g.nextRequest)
-		var denied []string
-		for _, r := range reqs {
-			l.log.Emit(trace.ApprovalRequested, step, c.ID, r)
-			var a grant.Answer
-			err := ErrUnanswered
-			if g.Approver != nil {
-				a, err = g.Approver.Approve(ctx, r)
-			}
-			if err != nil {
-				l.log.Emit(trace.ApprovalResolved, step, c.ID, trace.ApprovalResolution{Answer: grant.Answer{Request: r.ID},
-					Unanswered: true, Error: err.Error()})
-				var whys []string
-				for _, it := range r.Items {
-					whys = append(whys, it.Why)
+		reqs, asked := held, true
+		if round > 1 || len(held) == 0 {
+			out := l.o.Tools.Call(ctx, c, l.budget.charge)
+			if out.Verdict != nil {
+				rev := 0
+				if g != nil {
+					rev = g.Grants.Goal().Revision
 				}
-				why := strings.Join(whys, "; ")
-				return refused(tool.Errorf(tool.EASK, false, tool.ActStop, "needs a person's approval, and no one answered: %s", why)),
-					&ending{StopPolicy, fmt.Sprintf("approval request %s unanswered (%v): %s", r.ID, err, why)}
+				l.log.Emit(trace.CallDecided, step, c.ID, trace.CallDecision{Tool: c.Tool, Verdict: *out.Verdict, GoalRevision: rev})
 			}
-			gs, err := g.Grants.Resolve(r, a)
-			res := trace.ApprovalResolution{Answer: a, Grants: gs}
-			if err != nil {
-				res.Error = err.Error()
+			if g == nil {
+				return out, nil
 			}
-			l.log.Emit(trace.ApprovalResolved, step, c.ID, res)
-			for i, d := range a.Decisions {
-				if d != policy.Allow || err != nil {
-					by := a.By
-					if by == "" {
-						by = "the approver"
-					}
-					denied = append(denied, fmt.Sprintf("%s, refused by %s (%s)", r.Items[i].Need, by, r.Items[i].Why))
-				}
+			l.observed(step, c.ID)
+			if out.Verdict == nil || out.Verdict.Decision != policy.Ask {
+				return out, nil
 			}
+			if round > maxAskRounds {
+				return refused(tool.Errorf(tool.EPERM, false, tool.ActStop, "the call was still asked about after %d approvals: %s",
+					maxAskRounds, out.Verdict.Reason())), nil
+			}
+			reqs, asked = grant.Group(grant.Items(c.ID, c.Tool, *out.Verdict), g.Grants.Goal().Revision, g.nextRequest), false
+		}
+		denied, end := l.ask(ctx, step, c.ID, reqs, asked)
+		if end != nil {
+			return refused(tool.Errorf(tool.EASK, false, tool.ActStop, "needs a person's approval: %s", end.detail)), end
 		}
 		if len(denied) > 0 {
 			return refused(tool.Errorf(tool.EPERM, false, tool.ActStop, "%s", strings.Join(denied, "; "))), nil
 		}
 	}
+}
+
+// observed records what the result of a call brought: taint, the egress scan,
+// injection flags.
+func (l *loop) observed(step int, call string) {
+	o := l.o.Permissions.take(call)
+	if len(o.labels) > 0 || o.scan != "" {
+		l.log.Emit(trace.TaintAdded, step, call, trace.TaintInfo{Labels: o.labels, EgressScan: o.scan})
+	}
+	if len(o.flags) > 0 {
+		l.log.Emit(trace.InjectionFlagged, step, call, trace.InjectionInfo{Source: o.source, Flags: o.flags})
+	}
+}
+
+// ask records each request (unless asked, by a driver before this one), has the
+// Approver answer it, and records the answer and the grants it gives. It returns
+// the items refused, or how the session ends: paused while a request awaits a
+// person (durable sessions only), policy_stop when nobody answers.
+func (l *loop) ask(ctx context.Context, step int, call string, reqs []grant.Request, asked bool) ([]string, *ending) {
+	g := l.o.Permissions
+	var denied []string
+	for _, r := range reqs {
+		if !asked {
+			l.log.Emit(trace.ApprovalRequested, step, call, r)
+		}
+		var a grant.Answer
+		err := ErrUnanswered
+		if g.Approver != nil {
+			a, err = g.Approver.Approve(ctx, r)
+		}
+		why := whyAsked(r)
+		if errors.Is(err, ErrAwaiting) && l.o.Durable != nil {
+			return nil, &ending{StopPaused, fmt.Sprintf("approval request %s awaits a person (%s): answer it with agentbox sessions approve|deny DIR %s, then agentbox resume DIR",
+				r.ID, why, r.ID)}
+		}
+		if err != nil {
+			l.log.Emit(trace.ApprovalResolved, step, call, trace.ApprovalResolution{Answer: grant.Answer{Request: r.ID},
+				Unanswered: true, Error: err.Error()})
+			return nil, &ending{StopPolicy, fmt.Sprintf("approval request %s unanswered (%v): %s", r.ID, err, why)}
+		}
+		gs, err := g.Grants.Resolve(r, a)
+		res := trace.ApprovalResolution{Answer: a, Grants: gs}
+		if err != nil {
+			res.Error = err.Error()
+		}
+		l.log.Emit(trace.ApprovalResolved, step, call, res)
+		for i, d := range a.Decisions {
+			if d != policy.Allow || err != nil {
+				by := a.By
+				if by == "" {
+					by = "the approver"
+				}
+				denied = append(denied, fmt.Sprintf("%s, refused by %s (%s)", r.Items[i].Need, by, r.Items[i].Why))
+			}
+		}
+	}
+	return denied, nil
+}
+
+func whyAsked(r grant.Request) string {
+	var whys []string
+	for _, it := range r.Items {
+		whys = append(whys, it.Why)
+	}
+	return strings.Join(whys, "; ")
 }

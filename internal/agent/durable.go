@@ -65,10 +65,10 @@ func (l *loop) effect(ctx context.Context, pre string) *trace.Effect {
 }
 
 // restore continues a session from its journal's state: its step count, budget
-// spent (its wall time too, which Run takes off the deadline), answer, taint and
-// the history the policy saw. Grants given during the
-// session are not restored: their asks are asked again.
-func (l *loop) restore(st *journal.State) {
+// spent (its wall time too, which Run takes off the deadline), answer, taint,
+// the grants approvals gave (a person is not asked twice), the call held for an
+// approval, and the history the policy saw.
+func (l *loop) restore(st *journal.State) error {
 	l.resumed = true
 	l.st.step = st.Step
 	l.budget.restore(st.Steps, st.ToolCalls, st.Usage)
@@ -78,9 +78,18 @@ func (l *loop) restore(st *journal.State) {
 		for _, lb := range st.Taint {
 			p.Taint.Add(lb)
 		}
+		if err := p.Grants.Restore(st.Grants); err != nil {
+			return err
+		}
+		p.mu.Lock()
+		p.reqs = st.Requested
+		p.mu.Unlock()
 	}
 	for _, id := range st.Order {
 		c := st.Calls[id]
+		if _, ok := st.Held(id); ok && c.Open() && c.Start != nil && l.o.Permissions != nil {
+			l.held = c
+		}
 		if t, ok := turnOf(c); ok {
 			l.st.History = append(l.st.History, t)
 			if c.Result != nil && c.Result.Done {
@@ -88,6 +97,7 @@ func (l *loop) restore(st *journal.State) {
 			}
 		}
 	}
+	return nil
 }
 
 // turnOf is the turn the policy saw, or sees, for a call: its result, or a

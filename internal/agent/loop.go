@@ -99,7 +99,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		det: newDetector(lim)}
 	l.st = &State{Session: log.Session(), Goal: o.Goal, Tools: o.Tools.Defs(), Budget: l.budget, log: log}
 	if d := o.Durable; d != nil && d.State != nil && d.State.Seq > 0 {
-		l.restore(d.State)
+		if err := l.restore(d.State); err != nil {
+			return nil, fmt.Errorf("agent: resume: %w", err)
+		}
 	}
 	return l.run(ctx), nil
 }
@@ -117,6 +119,7 @@ type loop struct {
 	// resumed is set for a session continued from its journal (restore).
 	resumed bool
 	done    *journal.Call // a resumed session's finishing call
+	held    *journal.Call // a resumed session's call awaiting approval (continueHeld)
 }
 
 type ending struct {
@@ -133,7 +136,7 @@ func (l *loop) run(ctx context.Context) *Result {
 	var end ending
 	var stopped bool
 	if l.resumed {
-		end, stopped = l.recover()
+		end, stopped = l.recover(ctx)
 	} else {
 		l.log.Emit(trace.SessionCreated, 0, "", trace.SessionInfo{Session: l.log.Session(), Goal: l.o.Goal,
 			Policy: l.o.Policy.Name(), Model: l.o.Model, Limits: limits, Tools: names, EnvID: l.o.EnvID})
@@ -241,10 +244,20 @@ func (l *loop) step(ctx context.Context) (ending, bool) {
 			return e, true
 		}
 		l.crash("effect-before", started.Seq)
-		out, stop = l.call(ctx, step, tool.Call{ID: d.CallID, Tool: d.Tool, Args: d.Args})
+		out, stop = l.call(ctx, step, tool.Call{ID: d.CallID, Tool: d.Tool, Args: d.Args}, nil)
+		if stop != nil && stop.reason == StopPaused { // held for a person: the call has not run, resume continues it
+			return *stop, true
+		}
 		l.crash("effect-after", started.Seq)
 		eff = l.effect(ctx, ts.Pre)
 	}
+	return l.complete(ctx, step, t0, used0, d, out, stop, eff)
+}
+
+// complete records a call's result and the end of its turn, and says whether
+// the session ends with it.
+func (l *loop) complete(ctx context.Context, step int, t0 time.Time, used0 trace.Usage, d Decision, out tool.Outcome,
+	stop *ending, eff *trace.Effect) (ending, bool) {
 	l.log.Emit(trace.ToolExecutionFinished, step, d.CallID, trace.ToolFinish{Result: out.Envelope, Done: out.Done,
 		DurationMS: out.Duration.Milliseconds(), Internal: out.Internal, Effect: eff})
 	l.network(ctx, step, d.CallID)

@@ -1,11 +1,15 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 
+	"time"
+
 	"github.com/agentbox/agentbox/internal/chain"
+	"github.com/agentbox/agentbox/internal/grant"
 	"github.com/agentbox/agentbox/internal/journal"
 	"github.com/agentbox/agentbox/internal/tool"
 	"github.com/agentbox/agentbox/internal/trace"
@@ -15,8 +19,9 @@ import (
 // (restore): every model request and tool call left without a result gets a
 // verdict (reconcile), then a RecoverySummary, before any new action. It stops
 // the session when a call's outcome is unknown (paused for a person) or the
-// session had finished.
-func (l *loop) recover() (ending, bool) {
+// session had finished. A call held for an approval is continued once its
+// requests are answered (continueHeld).
+func (l *loop) recover(ctx context.Context) (ending, bool) {
 	d := l.o.Durable
 	st := d.State
 	l.log.Emit(trace.RecoveryStarted, st.Step, "", trace.RecoveryStart{Epoch: d.Epoch, Snapshot: st.FromSnapshot,
@@ -39,6 +44,9 @@ func (l *loop) recover() (ending, bool) {
 	found := l.o.Tools.Snapshot().Version
 	unknown := slices.Clone(st.Unknown)
 	for _, c := range st.Pending() {
+		if c == l.held {
+			continue // stopped by its gate before it ran, for a person's answer: continued below
+		}
 		r := reconcile(c, found)
 		l.log.Emit(trace.RecoveryReconciled, c.Step, c.ID, r)
 		n++
@@ -47,7 +55,7 @@ func (l *loop) recover() (ending, bool) {
 		}
 	}
 	l.log.Emit(trace.RecoverySummary, st.Step, "", trace.RecoverySummaryInfo{Epoch: d.Epoch, Reconciled: n,
-		Unknown: unknown, Drift: d.Drift, Paused: len(unknown) > 0})
+		Unknown: unknown, Held: heldID(l.held), Drift: d.Drift, Paused: len(unknown) > 0})
 	if e, stop := l.halted(); stop {
 		return e, true
 	}
@@ -61,7 +69,39 @@ func (l *loop) recover() (ending, bool) {
 		}
 		return ending{StopDone, "finished by " + c.Decision.Tool}, true
 	}
+	if l.held != nil {
+		return l.continueHeld(ctx)
+	}
 	return ending{}, false
+}
+
+func heldID(c *journal.Call) string {
+	if c == nil {
+		return ""
+	}
+	return c.ID
+}
+
+// continueHeld continues the call a session paused in for a person's answer:
+// its awaiting requests are answered (the Approver reads the answer `agentbox
+// sessions approve|deny` left, or pauses the session again), and the call is
+// made as its driver would have made it, under its id, so that one-time grants
+// apply to it and to nothing else.
+func (l *loop) continueHeld(ctx context.Context) (ending, bool) {
+	c := l.held
+	l.held = nil
+	var held []grant.Request
+	for _, a := range l.o.Durable.State.Awaiting {
+		if a.Call == c.ID {
+			held = append(held, a.Request)
+		}
+	}
+	t0, used0 := time.Now(), l.budget.Used()
+	out, stop := l.call(ctx, c.Step, tool.Call{ID: c.ID, Tool: c.Decision.Tool, Args: c.Decision.Args}, held)
+	if stop != nil && stop.reason == StopPaused {
+		return *stop, true
+	}
+	return l.complete(ctx, c.Step, t0, used0, c.Decision, out, stop, l.effect(ctx, c.Start.Pre))
 }
 
 // reconcile decides what a call without a result did, from its recovery

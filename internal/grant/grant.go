@@ -3,6 +3,7 @@ package grant
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -88,6 +89,29 @@ func (s *Set) addLocked(g Grant) Grant {
 	g.ID = fmt.Sprintf("%s%d", s.o.Prefix, s.next)
 	s.list = append(s.list, g)
 	return g
+}
+
+// Restore puts back grants a session held before its driver died (the
+// journal's fold of ApprovalResolved), keeping their ids; later grants are
+// numbered after them.
+func (s *Set) Restore(gs []Grant) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, g := range gs {
+		if !g.Once() {
+			c, err := policy.ParseCapability(g.Capability)
+			if err != nil {
+				return fmt.Errorf("restore grant %s: %w", g.ID, err)
+			}
+			g.cap = c
+		}
+		s.list = append(s.list, g)
+		var n int
+		if _, err := fmt.Sscanf(strings.TrimPrefix(g.ID, s.o.Prefix), "%d", &n); err == nil && n > s.next {
+			s.next = n
+		}
+	}
+	return nil
 }
 
 // Cover implements policy.Grants: the first grant that covers the need, a

@@ -124,11 +124,13 @@ func Group(items []Item, revision int, ids func() string) []Request {
 
 // Answer is a person's (or an approvals file's) answer to a request: a decision
 // per item, in the request's order, and optionally the capability to grant
-// instead of the item's suggestion (narrower, or wider).
+// instead of the item's suggestion (narrower, or wider). Once allows each
+// allowed item for its call only, granting nothing for the session.
 type Answer struct {
 	Request   string            `json:"request"`
 	Decisions []policy.Decision `json:"decisions"`
 	Grant     []string          `json:"grant,omitempty"`
+	Once      bool              `json:"once,omitempty"`
 	By        string            `json:"by"`
 }
 
@@ -143,7 +145,8 @@ func AllowAll(r Request, by string) Answer {
 
 // Resolve records an answer: a session grant for each allowed item (its
 // suggestion, or the answer's capability), a one-time grant for each allowed
-// one-time item. It refuses an answer to a request of an earlier goal (its
+// one-time item, and for each item of a one-time answer the answer gives no
+// capability for. It refuses an answer to a request of an earlier goal (its
 // grants would not fit), or one whose shape does not match.
 func (s *Set) Resolve(r Request, a Answer) ([]Grant, error) {
 	if a.Request != r.ID {
@@ -163,7 +166,7 @@ func (s *Set) Resolve(r Request, a Answer) ([]Grant, error) {
 		if a.Decisions[i] != policy.Allow {
 			continue
 		}
-		if it.Once {
+		if it.Once || (a.Once && (a.Grant == nil || a.Grant[i] == "")) {
 			out = append(out, s.GiveOnce(it.Need, it.Call, a.By, r.ID))
 			continue
 		}

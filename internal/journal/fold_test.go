@@ -2,11 +2,13 @@ package journal
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
 	"pgregory.net/rapid"
 
+	"github.com/agentbox/agentbox/internal/grant"
 	"github.com/agentbox/agentbox/internal/trace"
 )
 
@@ -121,5 +123,47 @@ func TestFoldWall(t *testing.T) {
 	}
 	if snap.Wall != st.Wall {
 		t.Fatalf("from a snapshot: wall %v, want %v", snap.Wall, st.Wall)
+	}
+}
+
+// TestFoldApprovals: a request is awaiting from ApprovalRequested to its
+// ApprovalResolved, its call is held meanwhile, the grants it gave stay with
+// the state, and a one-time grant goes once its call has a result. A request
+// asked twice, or resolved without being asked, breaks the fold.
+func TestFoldApprovals(t *testing.T) {
+	mem := &trace.Memory{}
+	log := trace.NewLog(trace.LogOptions{Session: "s-test", Sinks: []trace.Sink{mem}})
+	log.Emit(trace.SessionCreated, 0, "", trace.SessionInfo{Session: "s-test", Goal: "g"})
+	log.Emit(trace.TurnStarted, 1, "", trace.TurnStart{})
+	log.Emit(trace.ToolCallProposed, 1, "call_1", trace.Decision{Tool: "ledger.append"})
+	log.Emit(trace.ToolExecutionStarted, 1, "call_1", trace.ToolStart{Tool: "ledger.append"})
+	log.Emit(trace.ApprovalRequested, 1, "call_1", grant.Request{ID: "req_1"})
+	evs := mem.Events()
+	st, err := Fold(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := st.Held("call_1"); !ok || a.Request.ID != "req_1" || st.Requested != 1 {
+		t.Fatalf("after ApprovalRequested: held %v %+v, requested %d", ok, a, st.Requested)
+	}
+	log.Emit(trace.ApprovalResolved, 1, "call_1", trace.ApprovalResolution{Answer: grant.Answer{Request: "req_1"},
+		Grants: []grant.Grant{{ID: "g-1", Exact: "tool:ledger.append", Call: "call_1"}, {ID: "g-2", Capability: "write:src/**"}}})
+	log.Emit(trace.ToolExecutionFinished, 1, "call_1", trace.ToolFinish{})
+	st, err = Fold(mem.Events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st.Held("call_1"); ok || len(st.Grants) != 1 || st.Grants[0].ID != "g-2" {
+		t.Fatalf("after the call ran: held %v, grants %+v; want g-2 only", ok, st.Grants)
+	}
+	again := append(evs[:len(evs):len(evs)], evs[len(evs)-1])
+	again[len(again)-1].Seq++
+	if _, err := Fold(again); !errors.Is(err, ErrInvariant) {
+		t.Fatalf("a request asked twice: %v", err)
+	}
+	b, _ := json.Marshal(trace.ApprovalResolution{Answer: grant.Answer{Request: "req_7"}})
+	stray := append(evs[:len(evs):len(evs)], trace.Event{Seq: int64(len(evs) + 1), Type: trace.ApprovalResolved, CallID: "call_1", Data: b})
+	if _, err := Fold(stray); !errors.Is(err, ErrInvariant) {
+		t.Fatalf("a request resolved but never asked: %v", err)
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/grant"
 	"github.com/agentbox/agentbox/internal/taint"
 	"github.com/agentbox/agentbox/internal/trace"
 )
@@ -25,8 +27,26 @@ type Call struct {
 	Reconciled *trace.Reconcile `json:"reconciled,omitempty"`
 }
 
+// Held returns the approval request a call awaits, if it does: the call was
+// stopped by its gate before it ran.
+func (st *State) Held(call string) (Awaiting, bool) {
+	for _, a := range st.Awaiting {
+		if a.Call == call {
+			return a, true
+		}
+	}
+	return Awaiting{}, false
+}
+
 // Open reports whether the call has no terminal record yet.
 func (c *Call) Open() bool { return c.Result == nil && c.Reconciled == nil }
+
+// Awaiting is an approval request of a call, awaiting its answer.
+type Awaiting struct {
+	Call    string        `json:"call"`
+	Step    int           `json:"step"`
+	Request grant.Request `json:"request"`
+}
 
 // State is the fold of a session's events: what recovery and the projections
 // start from.
@@ -53,6 +73,17 @@ type State struct {
 	// Taint is every label the session's taint gained (TaintAdded): a resumed
 	// session starts as tainted as it was, never cleaner.
 	Taint []taint.Label `json:"taint,omitempty"`
+	// Awaiting are the approval requests asked and not resolved, oldest first:
+	// the session paused for a person (or its driver died waiting), and the
+	// call each was asked in has not run.
+	Awaiting []Awaiting `json:"awaiting,omitempty"`
+	// Requested counts the approval requests asked, so that a resumed session
+	// numbers its next one afresh.
+	Requested int `json:"requested,omitempty"`
+	// Grants are what approvals granted (ApprovalResolved), less the one-time
+	// grants of calls that ran since: a resumed session holds what a person
+	// granted, and is not asked again.
+	Grants []grant.Grant `json:"grants,omitempty"`
 	// Unknown lists the calls recovery could not reconcile: the session is
 	// paused until a person resolves each.
 	Unknown []string          `json:"unknown,omitempty"`
@@ -202,6 +233,7 @@ func (st *State) apply(e trace.Event) error {
 			return err
 		}
 		c.Result = &f
+		st.Grants = slices.DeleteFunc(st.Grants, func(g grant.Grant) bool { return g.Call == e.CallID })
 		if f.Effect != nil && f.Effect.Version != st.Workspace.Version {
 			st.Workspace = *f.Effect // the diff is recorded only with a change
 		}
@@ -217,6 +249,30 @@ func (st *State) apply(e trace.Event) error {
 			return err
 		}
 		st.Taint = append(st.Taint, ti.Labels...)
+	case trace.ApprovalRequested:
+		var r grant.Request
+		if err := dec(&r); err != nil {
+			return err
+		}
+		if _, err := call(); err != nil {
+			return err
+		}
+		if slices.ContainsFunc(st.Awaiting, func(a Awaiting) bool { return a.Request.ID == r.ID }) {
+			return fmt.Errorf("%w: approval request %q asked twice", ErrInvariant, r.ID)
+		}
+		st.Awaiting = append(st.Awaiting, Awaiting{Call: e.CallID, Step: e.Step, Request: r})
+		st.Requested++
+	case trace.ApprovalResolved:
+		var r trace.ApprovalResolution
+		if err := dec(&r); err != nil {
+			return err
+		}
+		i := slices.IndexFunc(st.Awaiting, func(a Awaiting) bool { return a.Request.ID == r.Answer.Request })
+		if i < 0 {
+			return fmt.Errorf("%w: approval request %q resolved but not awaiting", ErrInvariant, r.Answer.Request)
+		}
+		st.Awaiting = slices.Delete(st.Awaiting, i, i+1)
+		st.Grants = append(st.Grants, r.Grants...)
 	case trace.RecoveryStarted:
 		st.Epochs++
 	case trace.RecoveryReconciled:

@@ -39,6 +39,8 @@ var migrations = []string{
 	 INSERT INTO meta VALUES ('epoch', '0');`,
 	// v2: snapshots, so recovery replays only the events after the watermark.
 	`CREATE TABLE snapshots (seq INTEGER PRIMARY KEY, epoch INTEGER NOT NULL, state BLOB NOT NULL);`,
+	// v3: the mailbox of approval answers (answers.go).
+	`CREATE TABLE answers (request TEXT PRIMARY KEY, answer BLOB NOT NULL);`,
 }
 
 // schemaVersion is the version this code writes.

@@ -208,8 +208,8 @@ func TestMigrationFromV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Make it a version-1 store: no snapshots table.
-	if _, err := s.db.Exec(`DROP TABLE snapshots; PRAGMA user_version = 1`); err != nil {
+	// Make it a version-1 store: no snapshots table, no answers table.
+	if _, err := s.db.Exec(`DROP TABLE snapshots; DROP TABLE answers; PRAGMA user_version = 1`); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -223,6 +223,9 @@ func TestMigrationFromV1(t *testing.T) {
 	}
 	if st, _ := s2.Load(); st.FromSnapshot != 4 {
 		t.Fatalf("migrated store: snapshot at %d, want 4", st.FromSnapshot)
+	}
+	if err := s2.PutAnswer("req_1", []byte(`{}`)); err != nil {
+		t.Fatalf("migrated store: %v", err)
 	}
 	if _, err := s2.db.Exec(`PRAGMA user_version = 99`); err != nil {
 		t.Fatal(err)

@@ -245,6 +245,9 @@ type RecoverySummaryInfo struct {
 	Epoch      int64    `json:"epoch"`
 	Reconciled int      `json:"reconciled"`
 	Unknown    []string `json:"unknown,omitempty"`
+	// Held is the call stopped before it ran for an approval request a person
+	// had not answered: it is continued, not reconciled.
+	Held string `json:"held,omitempty"`
 	// Drift says how the re-derived workspace differs from the recorded one.
 	Drift  string `json:"drift,omitempty"`
 	Paused bool   `json:"paused"`
