@@ -72,10 +72,6 @@ type Config struct {
 	// workspace or workspace preset may hold one (see workspace.Options).
 	AllowHardlinks bool
 
-	// EventBytes caps the output a background command keeps for Events replays
-	// (older events are dropped first; the whole output is in its artifacts).
-	// Default 1 MiB.
-	EventBytes int64
 	// KeepFinished is how many finished background commands an environment
 	// remembers for Wait and Events. Default 32.
 	KeepFinished int
@@ -130,7 +126,6 @@ func (c Config) withDefaults() (Config, error) {
 		{&c.MaxArtifactBytes, 1 << 30},
 		{&c.ArtifactStoreBytes, 8 << 30},
 		{&c.MaxDiffBytes, 64 << 20},
-		{&c.EventBytes, 1 << 20},
 	}
 	for _, d := range defaults {
 		if *d.v <= 0 {

@@ -411,6 +411,11 @@ func (e *environment) teardown() error {
 		}
 		e.files.Unlock()
 		e.bg.Wait()
+		e.mu.Lock()
+		for _, p := range e.procs {
+			p.forget()
+		}
+		e.mu.Unlock()
 		if err := os.RemoveAll(e.dir); err != nil {
 			errs = append(errs, err)
 		}

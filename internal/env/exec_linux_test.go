@@ -335,3 +335,36 @@ func TestTerminal(t *testing.T) {
 	m.Signal(ctx, alice, id, plain, "KILL")
 	m.Wait(ctx, alice, id, plain)
 }
+
+// TestEventsReplayWhole: a client that resumes from the start of a command whose
+// output is far larger than any in-memory buffer gets all of it, in order, once
+// (before the spool, events past 1 MiB were dropped).
+func TestEventsReplayWhole(t *testing.T) {
+	m := newManager(t, Config{})
+	ctx := context.Background()
+	id := create(t, m, CreateOptions{}).ID
+	pid, err := m.Start(ctx, alice, id, ExecRequest{Argv: []string{"seq", "1", "400000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Wait(ctx, alice, id, pid); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := m.Events(ctx, alice, id, pid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := collect(t, ch)
+	var want strings.Builder
+	for i := 1; i <= 400000; i++ {
+		fmt.Fprintf(&want, "%d\n", i)
+	}
+	if got := stdoutOf(all); got != want.String() {
+		t.Fatalf("replayed %d bytes, want %d", len(got), want.Len())
+	}
+	for i, ev := range all {
+		if ev.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d", i, ev.Seq)
+		}
+	}
+}

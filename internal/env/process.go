@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -19,16 +20,14 @@ const (
 	EventExit   = "exit"
 )
 
-// process is a command started in the background: its events as they happen (for
-// Events and resumption), its stdin, and its end.
+// process is a command started in the background: its events as they happen
+// (spooled to disk for Events and resumption), its stdin, and its end.
 type process struct {
-	id       string
-	cmd      *runner.Command
-	maxBytes int64 // event data kept for replays
+	id  string
+	cmd *runner.Command
 
 	mu      sync.Mutex
-	events  []Event // the kept suffix of all events; Seq is 1-based and dense
-	kept    int64   // data bytes in events
+	spool   *spool // every event, Seq 1-based; nil once the process is forgotten
 	seq     int64
 	changed chan struct{} // closed and replaced on every event
 	done    chan struct{} // closed with the exit event
@@ -39,16 +38,28 @@ type process struct {
 	stdin   *os.File // the pipe's write end; nil once closed
 }
 
-// emit appends an event, dropping the oldest kept output past maxBytes.
+// emit spools an event, then wakes its followers. An event the spool could not
+// take (the state directory's disk is full) is lost, and its Seq with it: the
+// followers see the gap.
 func (p *process) emit(kind string, data []byte, res *runner.Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.seq++
-	p.events = append(p.events, Event{Seq: p.seq, Kind: kind, Data: data, Result: res})
-	p.kept += int64(len(data))
-	for p.kept > p.maxBytes && len(p.events) > 1 {
-		p.kept -= int64(len(p.events[0].Data))
-		p.events = p.events[1:]
+	if p.spool != nil {
+		_ = p.spool.append(Event{Seq: p.seq, Kind: kind, Data: data, Result: res})
+	}
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// forget closes and removes the spool of a process nobody can ask about any more.
+func (p *process) forget() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.spool != nil {
+		p.spool.close()
+		os.Remove(p.spool.f.Name())
+		p.spool = nil
 	}
 	close(p.changed)
 	p.changed = make(chan struct{})
@@ -85,7 +96,7 @@ func (m *Manager) Start(ctx context.Context, owner Owner, id string, r ExecReque
 	if err != nil {
 		return "", err
 	}
-	p := &process{maxBytes: e.m.cfg.EventBytes, changed: make(chan struct{}), done: make(chan struct{}), stdin: inW}
+	p := &process{changed: make(chan struct{}), done: make(chan struct{}), stdin: inW}
 	spec.Stdin = inR
 	spec.Stdout = streamWriter{p, EventStdout}
 	spec.Stderr = streamWriter{p, EventStderr}
@@ -101,6 +112,13 @@ func (m *Manager) Start(ctx context.Context, owner Owner, id string, r ExecReque
 	p.id = "p" + strconv.Itoa(e.nextProc)
 	e.bg.Add(1) // under mu, before teardown can wait for it
 	e.mu.Unlock()
+	if p.spool, err = createSpool(filepath.Join(e.dir, p.id+".events")); err != nil {
+		inR.Close()
+		inW.Close()
+		out.remove()
+		e.bg.Done()
+		return "", err
+	}
 
 	// The environment's context, not the request's: the command outlives the call.
 	cmd, err := runner.StartIn(e.ctx, e.sb, spec)
@@ -111,6 +129,7 @@ func (m *Manager) Start(ctx context.Context, owner Owner, id string, r ExecReque
 		inR.Close()
 		inW.Close()
 		out.remove()
+		p.forget()
 		e.bg.Done()
 		if errors.Is(err, runner.ErrInvalidSpec) {
 			return "", fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -155,6 +174,7 @@ func (e *environment) retire(id string) {
 	defer e.mu.Unlock()
 	e.finished = append(e.finished, id)
 	for len(e.finished) > e.m.cfg.KeepFinished {
+		e.procs[e.finished[0]].forget()
 		delete(e.procs, e.finished[0])
 		e.finished = e.finished[1:]
 	}
@@ -204,9 +224,9 @@ func (m *Manager) Wait(ctx context.Context, owner Owner, id, procID string) (*ru
 }
 
 // Events streams a background command's events with Seq greater than after, as
-// they happen, ending with the exit event (or when ctx ends). Output older than
-// Config.EventBytes may have been dropped: the first event's Seq then jumps past
-// after+1 (the whole output is in the Result's artifacts).
+// they happen, ending with the exit event (or when ctx ends, or the command is
+// forgotten). Every event is replayed from the command's spool, however old: a
+// Seq that jumps means the spool could not take an event (its disk was full).
 func (m *Manager) Events(ctx context.Context, owner Owner, id, procID string, after int64) (<-chan Event, error) {
 	if after < 0 {
 		return nil, fmt.Errorf("%w: after %d is negative", ErrInvalid, after)
@@ -222,14 +242,22 @@ func (m *Manager) Events(ctx context.Context, owner Owner, id, procID string, af
 		next := after
 		for {
 			p.mu.Lock()
-			var evs []Event
-			for _, ev := range p.events {
-				if ev.Seq > next {
-					evs = append(evs, ev)
-				}
+			sp, changed := p.spool, p.changed
+			var i, j int
+			var offs []int64
+			if sp != nil {
+				i, j = sp.after(next), len(sp.seqs)
+				j = min(j, i+eventBatch)
+				offs = sp.offs[:j+1] // what is indexed never changes
 			}
-			changed := p.changed
 			p.mu.Unlock()
+			if sp == nil {
+				return
+			}
+			evs, err := sp.read(offs, i, j)
+			if err != nil {
+				return // the process was forgotten meanwhile, its spool closed
+			}
 			for _, ev := range evs {
 				select {
 				case ch <- ev:
@@ -241,6 +269,9 @@ func (m *Manager) Events(ctx context.Context, owner Owner, id, procID string, af
 					return
 				}
 			}
+			if len(evs) == eventBatch {
+				continue
+			}
 			select {
 			case <-changed:
 			case <-ctx.Done():
@@ -250,6 +281,9 @@ func (m *Manager) Events(ctx context.Context, owner Owner, id, procID string, af
 	}()
 	return ch, nil
 }
+
+// eventBatch is how many events Events reads from a spool at a time.
+const eventBatch = 256
 
 // WriteStdin feeds a background command; eof closes its stdin after data. It
 // blocks while the command does not read (a pipe holds 64 KiB), until ctx ends.
