@@ -83,6 +83,11 @@ type Config struct {
 	// secret (Network.Secrets); nil: the system's roots.
 	EgressRoots *x509.CertPool
 
+	// Pools keep environments started ahead of Create, one pool per shape (see
+	// Pool); none by default. Their members count towards MaxEnvironments
+	// (a create destroys one to make room) but belong to no tenant.
+	Pools []Pool
+
 	// ReapInterval is how often expired and idle environments are looked for.
 	// Default 1 s.
 	ReapInterval time.Duration

@@ -83,6 +83,10 @@ type environment struct {
 // private upper layer of Limits.WorkspaceSize. With neither, /workspace starts
 // empty. Its root file system is the template's image, or the host's system
 // directories.
+//
+// A create whose shape (see Pool) a warm pool serves claims one of its members
+// instead of starting a sandbox; what differs per create (owner, labels,
+// timeouts, the network policy) is applied to it here, as to a fresh one.
 func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 	if err := validate(&o); err != nil {
 		return Info{}, err
@@ -95,84 +99,100 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	started := false
-	defer func() {
-		if !started && img != nil {
-			img.Close()
-		}
-	}()
-	lim := o.Limits
-	d := m.cfg.Defaults
-	if lim.Memory == 0 {
-		lim.Memory = d.Memory
-	}
-	if lim.Memory == 0 {
-		lim.Memory = sandbox.DefaultMemory()
-	}
-	if lim.Pids == 0 {
-		lim.Pids = d.Pids
-	}
-	if lim.Pids == 0 {
-		lim.Pids = sandbox.DefaultPids
-	}
-	if lim.CPUs == 0 {
-		lim.CPUs = d.CPUs
-	}
-	if lim.WorkspaceSize == 0 {
-		lim.WorkspaceSize = d.WorkspaceSize
-	}
-	if lim.WorkspaceSize == 0 {
-		lim.WorkspaceSize = sandbox.DefaultWorkspaceSize
-	}
+	lim := m.limits(o.Limits)
 	m.mu.Lock()
 	closed, n := m.closed, len(m.envs)
 	m.mu.Unlock()
 	if closed {
+		if img != nil {
+			img.Close()
+		}
 		return Info{}, fmt.Errorf("env: shutting down: %w", ErrBusy)
 	}
 	if m.cfg.MaxEnvironments > 0 && n >= m.cfg.MaxEnvironments {
+		if img != nil {
+			img.Close()
+		}
 		return Info{}, fmt.Errorf("%w: %d environments, the server's maximum", ErrQuota, n)
 	}
-
-	now := time.Now().UTC()
-	e := &environment{m: m, id: newID(), lower: lower, img: img, lastUsed: now, procs: map[string]*process{}}
-	e.info = Info{ID: e.id, Owner: o.Owner, Labels: o.Labels, Limits: lim, Preset: o.Preset, Template: o.Template,
-		CreatedAt: now, State: StateRunning}
-	if o.Network != nil {
-		n := *o.Network
-		e.info.Network = &n
+	ttl := o.TTL
+	if ttl == 0 {
+		ttl = m.cfg.DefaultTTL
 	}
+	k := shapeOf(o, lower, lim, ttl)
+	e := m.claim(k, img)
+	if e != nil {
+		if img != nil {
+			img.Close() // the member holds its own
+		}
+	} else {
+		m.makeRoom()
+		if e, err = m.start(k, img, o.Mounts); err != nil {
+			return Info{}, err
+		}
+	}
+	if err := m.adopt(e, o, ttl); err != nil {
+		return Info{}, err
+	}
+	return e.describe(), nil
+}
+
+// limits fills in the zero fields of l with the Manager's defaults, then the
+// sandbox's.
+func (m *Manager) limits(l Limits) Limits {
+	d := m.cfg.Defaults
+	if l.Memory == 0 {
+		l.Memory = d.Memory
+	}
+	if l.Memory == 0 {
+		l.Memory = sandbox.DefaultMemory()
+	}
+	if l.Pids == 0 {
+		l.Pids = d.Pids
+	}
+	if l.Pids == 0 {
+		l.Pids = sandbox.DefaultPids
+	}
+	if l.CPUs == 0 {
+		l.CPUs = d.CPUs
+	}
+	if l.WorkspaceSize == 0 {
+		l.WorkspaceSize = d.WorkspaceSize
+	}
+	if l.WorkspaceSize == 0 {
+		l.WorkspaceSize = sandbox.DefaultWorkspaceSize
+	}
+	return l
+}
+
+// start starts the sandbox of an environment of shape k, with no owner yet: a
+// networked one's proxy refuses everything until adopt gives it its policy.
+// img (nil: none) passes to the environment, which closes it at teardown; start
+// closes it when it fails. A watcher destroys the environment when its init dies
+// on its own (the OOM killer may pick it), pooled or not: callers then hear
+// ErrDestroyed instead of internal errors, and a pool replaces its member.
+func (m *Manager) start(k shape, img *image.Image, ms []Mount) (_ *environment, err error) {
+	e := &environment{m: m, id: newID(), lower: k.lower, img: img, procs: map[string]*process{}}
+	defer func() {
+		if err != nil && img != nil {
+			img.Close()
+		}
+	}()
+	lim := k.limits
+	e.info = Info{ID: e.id, Limits: lim, Preset: k.preset, Template: k.template, State: StateRunning}
 	var mounts []sandbox.Mount
-	for _, mt := range o.Mounts {
+	for _, mt := range ms {
 		mounts = append(mounts, mt.sandbox())
 		// Info never shows a host path: the targets and modes only.
 		e.info.Mounts = append(e.info.Mounts, Mount{Target: mt.Target, Mode: mt.Mode})
 	}
-	ttl, idle, idlePause := o.TTL, o.Idle, o.IdlePause
-	if ttl == 0 {
-		ttl = m.cfg.DefaultTTL
-	}
-	if idle == 0 {
-		idle = m.cfg.DefaultIdle
-	}
-	if idlePause == 0 {
-		idlePause = m.cfg.DefaultIdlePause
-	}
-	if ttl > 0 {
-		e.info.ExpiresAt = now.Add(ttl)
-	}
-	e.idle, e.ttl, e.idlePause = idle, ttl, idlePause
-	e.info.OnTimeout = o.OnTimeout
-	if e.info.OnTimeout == "" {
-		e.info.OnTimeout = OnTimeoutDestroy
-	}
 	e.dir = filepath.Join(m.envsDir(), e.id)
 	if err := os.Mkdir(e.dir, 0o700); err != nil {
-		return Info{}, fmt.Errorf("env: %w", err)
+		return nil, fmt.Errorf("env: %w", err)
 	}
 	cfg := sandbox.Config{
 		Persistent:    true,
-		Workspace:     lower,
+		Workspace:     k.lower,
 		Image:         img,
 		Mounts:        mounts,
 		WorkspaceSize: lim.WorkspaceSize,
@@ -180,20 +200,14 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 		Pids:          lim.Pids,
 		CPUs:          lim.CPUs,
 	}
-	if o.Network != nil {
-		// The CA lives no longer than the environment may (without a TTL, the
-		// proxy's default).
-		var caLife time.Duration
-		if ttl > 0 {
-			caLife = ttl + time.Hour
-		}
+	if k.network {
 		e.netChanged = make(chan struct{})
-		e.proxy, err = egress.NewProxy(egress.Config{Policy: o.Network.policy(), CALifetime: caLife, LogSize: maxNetworkEvents,
+		e.proxy, err = egress.NewProxy(egress.Config{Policy: egress.Policy{}, CALifetime: k.caLife, LogSize: maxNetworkEvents,
 			UpstreamRoots: m.cfg.EgressRoots,
 			OnEvent:       func(egress.Event) { e.netNotify() }})
 		if err != nil {
 			os.RemoveAll(e.dir)
-			return Info{}, fmt.Errorf("env: egress proxy: %w", err)
+			return nil, fmt.Errorf("env: egress proxy: %w", err)
 		}
 		cfg.Network = &sandbox.Network{Proxy: e.proxy}
 	}
@@ -203,7 +217,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 			e.proxy.Close()
 		}
 		os.RemoveAll(e.dir)
-		return Info{}, fmt.Errorf("env: start sandbox: %w", err)
+		return nil, fmt.Errorf("env: start sandbox: %w", err)
 	}
 	e.uid = e.sb.HostUID()
 	ws := "/proc/self/fd/" + strconv.Itoa(int(e.sb.WorkspaceDir().Fd()))
@@ -219,27 +233,68 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 			e.proxy.Close()
 		}
 		os.RemoveAll(e.dir)
-		return Info{}, fmt.Errorf("env: open workspace: %w", err)
+		return nil, fmt.Errorf("env: open workspace: %w", err)
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
-	started = true // teardown closes img from here on
-
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		e.teardown()
-		return Info{}, fmt.Errorf("env: shutting down: %w", ErrBusy)
-	}
-	m.envs[e.id] = e
-	m.mu.Unlock()
-	// An init that dies on its own (the OOM killer may pick it) takes every
-	// process of the environment with it: destroy what is left, so that callers
-	// hear ErrDestroyed instead of internal errors.
 	go func() {
 		e.sb.Wait()
 		m.destroy(e)
 	}()
-	return e.describe(), nil
+	return e, nil
+}
+
+// adopt gives a started environment (fresh or claimed from a pool) what differs
+// per create and makes it live. ttl is o's, or the Manager's default.
+func (m *Manager) adopt(e *environment, o CreateOptions, ttl time.Duration) error {
+	now := time.Now().UTC()
+	idle, idlePause := o.Idle, o.IdlePause
+	if idle == 0 {
+		idle = m.cfg.DefaultIdle
+	}
+	if idlePause == 0 {
+		idlePause = m.cfg.DefaultIdlePause
+	}
+	e.mu.Lock()
+	e.info.Owner, e.info.Labels, e.info.CreatedAt = o.Owner, o.Labels, now
+	e.lastUsed = now
+	if ttl > 0 {
+		e.info.ExpiresAt = now.Add(ttl)
+	}
+	e.idle, e.ttl, e.idlePause = idle, ttl, idlePause
+	e.info.OnTimeout = o.OnTimeout
+	if e.info.OnTimeout == "" {
+		e.info.OnTimeout = OnTimeoutDestroy
+	}
+	if o.Network != nil {
+		n := *o.Network
+		e.info.Network = &n
+	}
+	e.mu.Unlock()
+	if o.Network != nil {
+		if err := e.proxy.SetPolicy(o.Network.policy()); err != nil {
+			e.teardown()
+			return fmt.Errorf("env: egress proxy: %w", err) // validated: a bug
+		}
+	}
+	m.mu.Lock()
+	if m.closed || e.isDestroyed() {
+		m.mu.Unlock()
+		e.teardown()
+		if m.closed {
+			return fmt.Errorf("env: shutting down: %w", ErrBusy)
+		}
+		return fmt.Errorf("env: the sandbox died as it started: %w", ErrDestroyed)
+	}
+	m.envs[e.id] = e
+	m.mu.Unlock()
+	return nil
+}
+
+// isDestroyed reports whether teardown has begun.
+func (e *environment) isDestroyed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.destroyed
 }
 
 // validate checks what Create is asked for.

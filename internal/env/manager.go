@@ -42,6 +42,13 @@ type Manager struct {
 	// leaves envs before its teardown ends (a dead init, the reaper).
 	tearing sync.WaitGroup
 
+	// pools are the warm pools by shape (poolList in Config.Pools' order),
+	// under mu; fill wakes their filler.
+	pools      map[shape]*pool
+	poolList   []*pool
+	fill       chan struct{}
+	fillerDone chan struct{}
+
 	stop       chan struct{}
 	reaperDone chan struct{}
 }
@@ -72,7 +79,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		return nil, fmt.Errorf("env: state directory %s is used by another agentbox process: %w", cfg.StateDir, ErrBusy)
 	}
 	m := &Manager{cfg: cfg, lock: lock, envs: map[string]*environment{}, tombs: map[string]tomb{},
-		stop: make(chan struct{}), reaperDone: make(chan struct{})}
+		stop: make(chan struct{}), reaperDone: make(chan struct{}), fill: make(chan struct{}, 1), fillerDone: make(chan struct{})}
 	fail := func(err error) (*Manager, error) {
 		lock.Close()
 		return nil, err
@@ -91,10 +98,14 @@ func NewManager(cfg Config) (*Manager, error) {
 	if m.store, err = openStore(cfg); err != nil {
 		return fail(err)
 	}
+	if err := m.newPools(); err != nil {
+		return fail(err)
+	}
 	if err := m.Recover(); err != nil {
 		return fail(fmt.Errorf("env: recover: %w", err))
 	}
 	go m.reaper()
+	go m.filler()
 	return m, nil
 }
 
@@ -128,8 +139,9 @@ func (m *Manager) Recover() error {
 	return errors.Join(errs...)
 }
 
-// Close destroys every environment, stops the reaper and releases StateDir.
-// Methods called after it fail with ErrDestroyed.
+// Close destroys every environment and pool member, stops the reaper and the
+// pools' filler and releases StateDir. Methods called after it fail with
+// ErrDestroyed.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	if m.closed {
@@ -137,13 +149,19 @@ func (m *Manager) Close() error {
 		return nil
 	}
 	m.closed = true
+	m.mu.Unlock()
+	close(m.stop)
+	<-m.reaperDone
+	<-m.fillerDone
+	m.mu.Lock()
 	envs := make([]*environment, 0, len(m.envs))
 	for _, e := range m.envs {
 		envs = append(envs, e)
 	}
+	for _, p := range m.poolList {
+		envs = append(envs, p.ready...)
+	}
 	m.mu.Unlock()
-	close(m.stop)
-	<-m.reaperDone
 	var wg sync.WaitGroup
 	errs := make([]error, len(envs))
 	for i, e := range envs {
@@ -251,6 +269,9 @@ func (m *Manager) destroy(e *environment) error {
 	m.mu.Lock()
 	m.tearing.Add(1)
 	defer m.tearing.Done()
+	if m.unpool(e) {
+		m.wakeFiller()
+	}
 	if m.envs[e.id] == e {
 		delete(m.envs, e.id)
 		info := e.describe()
