@@ -8,7 +8,7 @@ import (
 )
 
 // EnvConfig is the environment manager's share of the daemon's configuration:
-// where state lives, the presets, and the artifact store's bounds (package env
+// where state lives, the presets, the warm pools, and the artifact store's bounds (package env
 // enforces the artifact quotas: only the store can count them).
 func EnvConfig(cfg *config.Config) env.Config {
 	quotas := map[string]env.ArtifactQuota{}
@@ -17,7 +17,13 @@ func EnvConfig(cfg *config.Config) env.Config {
 			quotas[name] = env.ArtifactQuota{Bytes: int64(q.ArtifactBytes), Count: q.Artifacts}
 		}
 	}
-	return env.Config{StateDir: cfg.StateDir, Presets: cfg.WorkspacePresets,
+	var pools []env.Pool
+	for _, p := range cfg.Pools {
+		pools = append(pools, env.Pool{Template: p.Template, Preset: p.Preset, Workspace: p.Workspace,
+			Limits:  env.Limits{Memory: int64(p.Memory), Pids: p.Pids, CPUs: p.CPUs, WorkspaceSize: int64(p.WorkspaceBytes)},
+			Network: p.Network, TTL: time.Duration(p.TTL), Min: p.Min, Max: p.Max, Idle: time.Duration(p.Idle)})
+	}
+	return env.Config{StateDir: cfg.StateDir, Presets: cfg.WorkspacePresets, Pools: pools,
 		ArtifactTTL:        time.Duration(cfg.Artifacts.TTL),
 		ArtifactStoreBytes: int64(cfg.Artifacts.MaxBytes),
 		ArtifactGCInterval: time.Duration(cfg.Artifacts.GCInterval),

@@ -66,7 +66,10 @@ type Config struct {
 	Shutdown  Shutdown          `yaml:"shutdown"`
 	Limits    Limits            `yaml:"limits"`
 	Tenants   map[string]Tenant `yaml:"tenants"`
-	Tokens    []Token           `yaml:"tokens"`
+	// Pools keep environments started ahead of creates, one pool per shape
+	// (env.Pool); none by default.
+	Pools  []Pool  `yaml:"pools"`
+	Tokens []Token `yaml:"tokens"`
 }
 
 // MCP configures /mcp.
@@ -190,6 +193,29 @@ type NetworkBound struct {
 // Policy is the bound as an egress policy, for egress.Policy.Within.
 func (n *NetworkBound) Policy() egress.Policy {
 	return egress.Policy{Allow: n.Allow, AllowPrivate: n.AllowPrivate}
+}
+
+// Pool is one warm pool: environments of one shape (template, workspace
+// preset or directory, limits, network or none) kept started, of which a
+// create of that shape claims one. Its limits must be those a create ends with
+// after the server's defaults, which are filled in here as for a create:
+// workspace_size 0 is limits.default_workspace, memory 0 is
+// limits.default_memory with limits.max_memory set and otherwise the
+// sandbox's default (a tenant with a memory quota gets default_memory: give it
+// to serve that tenant), and a networked pool's ttl is capped by limits.max_ttl.
+type Pool struct {
+	Template       string   `yaml:"template"`
+	Preset         string   `yaml:"preset"`
+	Workspace      string   `yaml:"workspace"`
+	Memory         Size     `yaml:"memory"`
+	Pids           int64    `yaml:"pids"`
+	CPUs           float64  `yaml:"cpus"`
+	WorkspaceBytes Size     `yaml:"workspace_size"`
+	Network        bool     `yaml:"network"`
+	TTL            Duration `yaml:"ttl"`
+	Min            int      `yaml:"min"`
+	Max            int      `yaml:"max"`
+	Idle           Duration `yaml:"idle"`
 }
 
 // Quota bounds a tenant's environments and artifacts at any time (0: unbounded).
@@ -371,6 +397,11 @@ func (c *Config) finish(dir string) error {
 			return bad("tenant %q: negative quota or rate", name)
 		}
 	}
+	for i := range c.Pools {
+		if err := c.Pools[i].check(c, i); err != nil {
+			return err
+		}
+	}
 	if err := c.checkTemplateBuilders(); err != nil {
 		return err
 	}
@@ -503,5 +534,45 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("negative duration %q", v)
 	}
 	*d = Duration(x)
+	return nil
+}
+
+// check validates what the configuration alone can tell of pool i (the
+// environment manager checks its preset, template and workspace) and fills
+// in its workspace size.
+func (p *Pool) check(c *Config, i int) error {
+	switch {
+	case p.Min < 0 || p.Max < 0:
+		return bad("pools[%d]: min %d and max %d must not be negative", i, p.Min, p.Max)
+	case p.Max == 0 && p.Min == 0:
+		return bad("pools[%d]: set min (environments kept ready) and max (what a burst may grow it to)", i)
+	case p.Max != 0 && p.Max < p.Min:
+		return bad("pools[%d]: max %d is below min %d", i, p.Max, p.Min)
+	case p.Preset != "" && p.Workspace != "":
+		return bad("pools[%d]: give a preset or a workspace, not both", i)
+	case p.Preset != "" && c.WorkspacePresets[p.Preset] == "":
+		return bad("pools[%d]: no workspace preset %q in workspace_presets", i, p.Preset)
+	case p.Workspace != "" && !filepath.IsAbs(p.Workspace):
+		return bad("pools[%d]: workspace %q must be absolute", i, p.Workspace)
+	case p.TTL != 0 && !p.Network:
+		return bad("pools[%d]: ttl is for pools with network only (their proxy's CA lives ttl+1h); remove it", i)
+	case p.Memory < 0 || p.Pids < 0 || p.CPUs < 0 || p.WorkspaceBytes < 0 || p.TTL < 0 || p.Idle < 0:
+		return bad("pools[%d]: negative limit or duration", i)
+	case c.Limits.MaxMemory > 0 && p.Memory > c.Limits.MaxMemory:
+		return bad("pools[%d]: memory %d exceeds limits.max_memory", i, p.Memory)
+	}
+	// As the API fills in a create's (access.Guard.Create).
+	if p.WorkspaceBytes == 0 {
+		p.WorkspaceBytes = c.Limits.DefaultWorkspace
+	}
+	if p.Memory == 0 && c.Limits.MaxMemory > 0 {
+		p.Memory = c.Limits.DefaultMemory
+	}
+	if max := c.Limits.MaxTTL; p.Network && max > 0 && (p.TTL == 0 || p.TTL > max) {
+		p.TTL = max
+	}
+	if p.WorkspaceBytes > c.Limits.MaxWorkspace {
+		return bad("pools[%d]: workspace_size %d exceeds limits.max_workspace %d", i, p.WorkspaceBytes, c.Limits.MaxWorkspace)
+	}
 	return nil
 }

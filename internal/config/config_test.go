@@ -104,6 +104,14 @@ func TestParseRejects(t *testing.T) {
 		{"two builders", "tenants: {a: {templates: {build: [py]}}, b: {templates: {build: [py]}}}\ntokens: [" + tok + "]", `may both build template "py"`},
 		{"star builder not alone", "tenants: {a: {templates: {build: [\"*\"]}}, b: {templates: {use: [py]}}}\ntokens: [" + tok + "]", `no other tenant may have templates`},
 		{"negative connections", "limits: {max_connections: -1}\ntenants: {a: {}}\ntokens: [" + tok + "]", "negative"},
+		{"empty pool", "pools: [{}]\ntenants: {a: {}}\ntokens: [" + tok + "]", "pools[0]: set min"},
+		{"pool max below min", "pools: [{min: 4, max: 2}]\ntenants: {a: {}}\ntokens: [" + tok + "]", "max 2 is below min 4"},
+		{"negative pool", "pools: [{min: -1}]\ntenants: {a: {}}\ntokens: [" + tok + "]", "must not be negative"},
+		{"pool preset", "pools: [{min: 1, preset: py}]\ntenants: {a: {}}\ntokens: [" + tok + "]", `no workspace preset "py"`},
+		{"pool ttl", "pools: [{min: 1, ttl: 1h}]\ntenants: {a: {}}\ntokens: [" + tok + "]", "ttl is for pools with network"},
+		{"pool workspace", "pools: [{min: 1, workspace: rel}]\ntenants: {a: {}}\ntokens: [" + tok + "]", "must be absolute"},
+		{"pool too big", "pools: [{min: 1, workspace_size: 8G}]\ntenants: {a: {}}\ntokens: [" + tok + "]", "exceeds limits.max_workspace"},
+		{"pool key", "pools: [{min: 1, size: 3}]\ntenants: {a: {}}\ntokens: [" + tok + "]", "size"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.yaml), t.TempDir())
@@ -209,6 +217,9 @@ func TestExampleParses(t *testing.T) {
 	if c2.WorkspacePresets["python"] == "" || len(c2.Tenants["local"].Templates.Use) != 1 || len(c2.Tenants["local"].MountRoots) != 1 || c2.Limits.MaxConnections != 256 ||
 		c2.SocketMode != "0600" || c2.Listen == "" || len(c2.Tenants["local"].Network.AllowPrivate) != 1 {
 		t.Fatalf("uncommented keys not read: %+v\n%s", c2, full)
+	}
+	if len(c2.Pools) != 3 || c2.Pools[0].WorkspaceBytes != c2.Limits.DefaultWorkspace || c2.Pools[1].Memory != 1<<30 || !c2.Pools[2].Network {
+		t.Fatalf("pools: %+v", c2.Pools)
 	}
 }
 

@@ -82,5 +82,13 @@ tokens:
 #   max_output_limit: 8M
 #   body_timeout: 60s
 #   max_connections: 256
+# Warm pools: environments of one shape kept started, claimed by a create of
+# that shape (same template, preset or workspace, limits after the defaults,
+# network or none, no mounts) in well under a millisecond. A claim that finds
+# none ready doubles the pool up to max; idle that long it halves to min.
+# pools:
+#   - {min: 4, max: 32, idle: 1m}                   # host root, empty /workspace
+#   - {template: python-pytest, preset: python, memory: 1G, min: 2, max: 8}
+#   - {network: true, ttl: 1h, min: 2}              # creates with a network and ttl 1h
 # public_metrics: false
 `
