@@ -13,4 +13,5 @@ const (
 	// TestConfig takes tenant a's workspace root.
 	TestConfig = testConfig
 	TokARead   = tokARead
+	TokOp      = tokOp
 )

@@ -3,10 +3,14 @@ package api_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/api"
 	"github.com/agentbox/agentbox/internal/config"
 )
 
@@ -47,5 +51,19 @@ func TestE2EPoolQuota(t *testing.T) {
 	}
 	if envs, err := x.b.List(ctx, nil); err != nil || len(envs) != 0 {
 		t.Fatalf("tenant b lists %v, %v", envs, err)
+	}
+	// The operator sees the pools; a tenant's admin does not.
+	req, _ := http.NewRequest("GET", x.ts.URL+"/metrics", nil)
+	for tok, want := range map[string]bool{api.TokOp: true, api.TokA: false} {
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := strings.Contains(string(b), `agentbox_pool_claims_total{pool="0"} 1`); got != want {
+			t.Errorf("token %s sees the pool's claims: %v, want %v", tok[:4], got, want)
+		}
 	}
 }

@@ -81,6 +81,9 @@ func New(o Options) (*Server, error) {
 	s := &Server{cfg: o.Config, raw: o.Service, log: log, drain: make(chan struct{}),
 		metrics: NewMetrics(liveCount(o.Service, tenants)),
 		auth:    access.NewAuth(o.Config)}
+	if p, ok := o.Service.(poolStater); ok {
+		s.metrics.addPools(p.PoolStats)
+	}
 	prefixes := []string{o.Config.StateDir}
 	for _, d := range o.Config.WorkspacePresets {
 		prefixes = append(prefixes, d)
