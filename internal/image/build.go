@@ -156,7 +156,7 @@ func (b *builder) base(ctx context.Context) error {
 		b.layers, b.cfg = []v1.Hash{layer}, Config{Env: []string{debianPath}}
 		b.rec.Base, b.rec.BaseCached = d.String()+" = "+layer.String(), cached
 	case base.Host:
-		id, err := hostIdentity()
+		id, err := HostIdentity()
 		if err != nil {
 			return err
 		}
@@ -304,19 +304,4 @@ func hashJSON(v any) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-// hostIdentity digests what the host's system directories hold, as far as dpkg
-// and os-release say: a host base is rebuilt when the host's packages change.
-func hostIdentity() (string, error) {
-	h := sha256.New()
-	for _, p := range []string{"/etc/os-release", "/" + dpkgStatus} {
-		b, err := os.ReadFile(p)
-		if err != nil && !os.IsNotExist(err) {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %d\n", p, len(b))
-		h.Write(b)
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }

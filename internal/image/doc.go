@@ -74,10 +74,24 @@
 //
 // A layer directory is never written: the overlay's lower layers are read-only
 // and the idmapped tree is mounted read-only. Starting from an image costs the
-// same whatever its size: nothing is copied. An Image.Host (a build spec with
-// base "host", whose layers go over the host's system directories) cannot be
-// mounted yet: package sandbox refuses it. Overlayfs takes at most 500 lower
+// same whatever its size: nothing is copied. Overlayfs takes at most 500 lower
 // layers; larger images are refused (Limits.Layers), not flattened.
+//
+// # Host bases
+//
+// An Image.Host (a build spec with base "host") has its layers over the host's
+// HostDirs and HostEtc, the part of the host the namespace sandbox shows. A
+// lower layer cannot hold the host's directories (overlayfs does not look
+// through mounts in a lower layer), so the init puts a skeleton below the
+// layers (the host's symlinks, empty directories to mount on) and mounts one
+// overlay per real host directory (/usr) on the root's: the layers' copies of
+// it over a detached, read-only, idmapped clone of the host's, with the root's
+// upper directory's copy as its upper. The host's root-owned files are the
+// image root's (copied up they are owned as layer files are); nothing writes
+// the clone. A build's cache key for a host base is HostIdentity (dpkg's
+// status and the metadata of every directory under HostDirs and of HostEtc),
+// so a host whose packages or /usr/local change rebuilds; apt steps are
+// refused (the host's package database is not part of the base).
 //
 // # What it does not do
 //

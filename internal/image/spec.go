@@ -199,6 +199,9 @@ func (sp *Spec) Check() error {
 		case "":
 			bad(f, "set exactly one of apt, npm, go_modules, copy and run")
 		case StepApt:
+			if b.Host {
+				bad(f+".apt", "a host base holds the host's /usr but not its package database: install the packages on the host (the build's cache key follows them), or start from a Debian base")
+			}
 			for j, p := range st.Apt {
 				if err := checkPackage(p); err != nil {
 					bad(fmt.Sprintf("%s.apt[%d]", f, j), "%v", err)

@@ -43,5 +43,6 @@ type BuildRunner struct {
 // buildRoot is a build sandbox's root file system (see BuildRunner).
 type buildRoot struct {
 	layers      []string // host directories, bottom first
+	host        bool     // over the host's system directories (image.Root.Host)
 	upper, work string   // empty, in one directory
 }

@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/image"
@@ -27,9 +30,7 @@ func (r *BuildRunner) RunStep(ctx context.Context, root image.Root, step image.S
 	switch {
 	case len(argv) == 0:
 		return fmt.Errorf("build sandbox: step %s runs no command", step)
-	case root.Host:
-		return fmt.Errorf("build sandbox: step %s: a base of the host's system directories cannot be mounted yet; use a Debian suite or an image as the base", step)
-	case len(root.Layers) == 0:
+	case len(root.Layers) == 0 && !root.Host:
 		return fmt.Errorf("build sandbox: step %s has no base layers", step)
 	}
 	env := root.Env
@@ -44,7 +45,7 @@ func (r *BuildRunner) RunStep(ctx context.Context, root image.Root, step image.S
 		dir = "/"
 	}
 	cfg := Config{Argv: argv, Env: env, Dir: dir, Memory: r.Memory, Pids: r.Pids, CPUs: r.CPUs, TmpSize: r.TmpSize,
-		build: &buildRoot{layers: root.Layers, upper: upper, work: work}}
+		build: &buildRoot{layers: root.Layers, host: root.Host, upper: upper, work: work}}
 	if preset := step.Egress(); preset != "" {
 		proxy, err := egress.NewProxy(egress.Config{
 			Policy:        egress.Policy{Allow: []string{"preset:" + preset}, AllowPrivate: r.AllowPrivate},
@@ -85,6 +86,9 @@ func (r *BuildRunner) RunStep(ctx context.Context, root image.Root, step image.S
 	if derr == nil {
 		derr = dropMountpoints(upper, root.Layers)
 	}
+	if derr == nil && root.Host {
+		derr = dropHostDirs(upper)
+	}
 	switch {
 	case werr != nil:
 		return fmt.Errorf("build sandbox: %w", werr)
@@ -103,9 +107,9 @@ func (r *BuildRunner) RunStep(ctx context.Context, root image.Root, step image.S
 // initMountpoints are what a build sandbox's init may create in its root to
 // mount on (nsinit's ensureDir and ensureFile), files before their directories.
 var initMountpoints = []string{
-	"etc/hosts", "etc/hostname", "etc/resolv.conf", "etc/nsswitch.conf",
+	"etc/hosts", "etc/hostname", "etc/resolv.conf", "etc/nsswitch.conf", "etc/passwd", "etc/group",
 	strings.TrimPrefix(nsinit.TrustBundle, "/"), path.Dir(strings.TrimPrefix(nsinit.TrustBundle, "/")),
-	"dev", "proc", "tmp", "workspace",
+	"dev", "proc", "tmp", "workspace", "etc",
 }
 
 // dropMountpoints removes from a build step's upper layer the mount points its
@@ -136,6 +140,30 @@ next:
 		}
 		if err := os.Remove(p); err != nil {
 			return fmt.Errorf("build sandbox: remove mount point /%s: %w", rel, err)
+		}
+	}
+	return nil
+}
+
+// dropHostDirs removes from a build step's upper layer the directories made
+// for the host directories' overlays (see hostDirs) where the step wrote
+// nothing in them: an empty directory without an opaque mark adds nothing to
+// the host's.
+func dropHostDirs(upper string) error {
+	for _, d := range image.HostDirs {
+		p := filepath.Join(upper, d)
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if ents, err := os.ReadDir(p); err != nil || len(ents) > 0 {
+			continue
+		}
+		if n, _ := unix.Lgetxattr(p, "user.overlay.opaque", make([]byte, 4)); n > 0 {
+			continue
+		}
+		if err := os.Remove(p); err != nil {
+			return fmt.Errorf("build sandbox: remove /%s: %w", d, err)
 		}
 	}
 	return nil
@@ -177,18 +205,46 @@ func (s *Sandbox) prepareBuild(add func(*os.File) int) (*nsinit.Image, error) {
 		}
 		dirs[i] = filepath.Clean(l)
 	}
-	parent := commonDir(dirs)
-	tree, err := layerTree(parent, nil)
-	if err != nil {
-		return nil, &MissingError{Mechanism: "detached mounts", Err: err}
+	img := &nsinit.Image{Upper: filepath.Base(b.upper), Work: filepath.Base(b.work), Build: true}
+	if len(dirs) > 0 {
+		parent := commonDir(dirs)
+		tree, err := layerTree(parent, nil)
+		if err != nil {
+			return nil, &MissingError{Mechanism: "detached mounts", Err: err}
+		}
+		img.Layers = nsinit.Source{FD: add(tree)}
+		for i := len(dirs) - 1; i >= 0; i-- {
+			rel, err := filepath.Rel(parent, dirs[i])
+			if err != nil {
+				return nil, err
+			}
+			img.Lowers = append(img.Lowers, rel)
+		}
 	}
-	img := &nsinit.Image{Layers: nsinit.Source{FD: add(tree)}, Upper: filepath.Base(b.upper), Work: filepath.Base(b.work), Build: true}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		rel, err := filepath.Rel(parent, dirs[i])
+	if b.host {
+		// The build namespace maps 0..IDCount-1 to IDBase..: idmapped the same
+		// way, the host's files are owned by the build's users as they are on
+		// the host (root's by root), and copied up they are owned as layer
+		// files are.
+		ns, err := idmapRange(syscall.SysProcIDMap{ContainerID: 0, HostID: image.IDBase, Size: image.IDCount},
+			syscall.SysProcIDMap{ContainerID: 0, HostID: image.IDBase, Size: image.IDCount})
+		if err != nil {
+			return nil, &MissingError{Mechanism: "idmapped host directories", Err: err}
+		}
+		stateDir := filepath.Dir(b.upper)
+		mkdir := func(rel string, perm os.FileMode) error {
+			p := filepath.Join(stateDir, rel)
+			if err := os.Mkdir(p, perm); err != nil {
+				return fmt.Errorf("build sandbox: %w", err)
+			}
+			return os.Lchown(p, image.IDBase, image.IDBase)
+		}
+		img.HostDirs, err = hostDirs(ns, add, mkdir, img.Upper, img.Work)
+		ns.Close()
 		if err != nil {
 			return nil, err
 		}
-		img.Lowers = append(img.Lowers, rel)
+		img.Host, img.HostEtc = true, image.HostEtc
 	}
 	state, err := detachedTree(filepath.Dir(b.upper), nil)
 	if err != nil {

@@ -16,7 +16,8 @@
 // until Resume (its processes use no CPU meanwhile, and continue where they stopped).
 //
 // A sandbox on an image (Config.Image) has the image's layers, read-only and shared,
-// below a private upper layer as its root instead of the host's system directories;
+// below a private upper layer as its root instead of the host's system directories
+// (an image built on the host has them below its layers, read-only and idmapped);
 // BuildRunner runs image build steps in build sandboxes, whose user namespace maps
 // the image's ids and whose network is the step's egress preset.
 //

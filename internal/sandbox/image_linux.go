@@ -39,9 +39,7 @@ func (s *Sandbox) prepareImage(add func(*os.File) int) (*nsinit.Image, error) {
 		return nil, &MissingError{Mechanism: "image root", Err: errors.New("an image's layers are mounted idmapped, which needs agentbox to run as root")}
 	case s.cfg.RootFS != "":
 		return nil, errors.New("sandbox: give an image or a root file system, not both")
-	case im.Host:
-		return nil, fmt.Errorf("sandbox: image %s is built on the host's system directories, which a sandbox cannot mount yet; build it from a Debian suite or an image", im.ID)
-	case len(im.Layers) == 0:
+	case len(im.Layers) == 0 && !im.Host:
 		return nil, fmt.Errorf("sandbox: image %s has no layers", im.ID)
 	}
 	uid, gid, err := im.IDs()
@@ -57,7 +55,7 @@ func (s *Sandbox) prepareImage(add func(*os.File) int) (*nsinit.Image, error) {
 	if err != nil {
 		return nil, &MissingError{Mechanism: "idmapped image mount", Err: err}
 	}
-	layers := add(tree)
+	img := &nsinit.Image{Layers: nsinit.Source{FD: add(tree)}, Upper: rootUpper, Work: rootWork}
 	if err := s.ensureState(); err != nil {
 		return nil, err
 	}
@@ -69,16 +67,71 @@ func (s *Sandbox) prepareImage(add func(*os.File) int) (*nsinit.Image, error) {
 			return nil, err
 		}
 	}
+	if im.Host {
+		// The host's files are owned as the image user's are: host uid and gid
+		// uid, gid are the sandbox user's (root's, for a host base).
+		ns, err := idmapOwner(uid, gid, s.id)
+		if err != nil {
+			return nil, &MissingError{Mechanism: "idmapped host directories", Err: err}
+		}
+		img.HostDirs, err = hostDirs(ns, add, s.stateDir, rootUpper, rootWork)
+		ns.Close()
+		if err != nil {
+			return nil, err
+		}
+		img.Host, img.HostEtc = true, image.HostEtc
+	}
 	state, err := detachedTree(s.state, nil)
 	if err != nil {
 		return nil, &MissingError{Mechanism: "detached mounts", Err: err}
 	}
-	lowers := make([]string, 0, len(im.Layers))
+	img.State = nsinit.Source{FD: add(state)}
 	for i := len(im.Layers) - 1; i >= 0; i-- {
-		lowers = append(lowers, im.Layers[i].Rel)
+		img.Lowers = append(img.Lowers, im.Layers[i].Rel)
 	}
-	return &nsinit.Image{Layers: nsinit.Source{FD: layers}, Lowers: lowers,
-		State: nsinit.Source{FD: add(state)}, Upper: rootUpper, Work: rootWork}, nil
+	return img, nil
+}
+
+// hostDirs passes the init the host's system directories (image.HostDirs) for
+// an image root over them: each symlink as its target, each directory as a
+// detached, read-only, nosuid, nodev clone idmapped through ns, whose overlay
+// gets the upper directory upper/NAME and the work directory work.NAME, both
+// made by mkdir (paths relative to the image's state directory, as upper and
+// work are).
+func hostDirs(ns *os.File, add func(*os.File) int, mkdir func(rel string, perm os.FileMode) error, upper, work string) ([]nsinit.HostDir, error) {
+	var out []nsinit.HostDir
+	for _, d := range image.HostDirs {
+		fi, err := os.Lstat("/" + d)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("host base: %w", err)
+		}
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink("/" + d)
+			if err != nil {
+				return nil, fmt.Errorf("host base: %w", err)
+			}
+			out = append(out, nsinit.HostDir{Name: d, Link: target})
+		case fi.IsDir():
+			hd := nsinit.HostDir{Name: d, Work: work + "." + d}
+			if err := mkdir(upper+"/"+d, 0o755); err != nil {
+				return nil, err
+			}
+			if err := mkdir(hd.Work, 0o700); err != nil {
+				return nil, err
+			}
+			tree, err := layerTree("/"+d, ns)
+			if err != nil {
+				return nil, &MissingError{Mechanism: "idmapped host directories", Err: err}
+			}
+			hd.Tree = nsinit.Source{FD: add(tree)}
+			out = append(out, hd)
+		}
+	}
+	return out, nil
 }
 
 // layerTree clones dir as a detached, private, read-only, nosuid, nodev mount

@@ -73,14 +73,21 @@ func idmapUserns(dir string, id *identity) (*os.File, error) {
 // the Go runtime's start-up and this binary's package initialisation per sandbox
 // for a process that only has to exist.
 func idmapOwner(uid, gid int, id *identity) (*os.File, error) {
+	return idmapRange(syscall.SysProcIDMap{ContainerID: uid, HostID: id.uid, Size: 1},
+		syscall.SysProcIDMap{ContainerID: gid, HostID: id.gid, Size: 1})
+}
+
+// idmapRange returns a user namespace with one uid and one gid mapping (see
+// idmapOwner).
+func idmapRange(uids, gids syscall.SysProcIDMap) (*os.File, error) {
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{nsinit.Argv0Hold}
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  syscall.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: id.uid, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: id.gid, Size: 1}},
+		UidMappings: []syscall.SysProcIDMap{uids},
+		GidMappings: []syscall.SysProcIDMap{gids},
 		Ptrace:      true,
 		Pdeathsig:   syscall.SIGKILL,
 	}

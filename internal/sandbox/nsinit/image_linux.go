@@ -12,13 +12,15 @@ import (
 )
 
 // mountImage mounts the overlay of img's layers and private upper layer at base,
-// in place of the root tmpfs. The layers and the state directory are staged on
-// that tmpfs just long enough to name them: the overlay keeps references of its
-// own, so both and the tmpfs are detached before the overlay is attached.
-// "lowerdir+" takes one layer per call (no option-string limit; Linux 6.8),
-// "userxattr" keeps whiteouts and opaque marks in the user.overlay.* form layers
-// use (trusted.* needs the host's CAP_SYS_ADMIN), and "volatile" skips every sync
-// of an upper layer that lives as long as the sandbox.
+// in place of the root tmpfs (and, over the host's system directories, the
+// overlays of those: see prepareHost). The layers and the state directory are
+// staged on that tmpfs just long enough to name them: the overlay keeps
+// references of its own, so both and the tmpfs are detached before the overlay
+// is attached. "lowerdir+" takes one layer per call (no option-string limit;
+// Linux 6.8), "userxattr" keeps whiteouts and opaque marks in the
+// user.overlay.* form layers use (trusted.* needs the host's CAP_SYS_ADMIN),
+// and "volatile" skips every sync of an upper layer that lives as long as the
+// sandbox.
 func mountImage(img *Image) error {
 	layers, state := stage+"/layers", stage+"/imagestate"
 	for _, d := range []string{layers, state} {
@@ -26,56 +28,87 @@ func mountImage(img *Image) error {
 			return at("mkdir stage", err)
 		}
 	}
-	if err := attach(img.Layers, layers); err != nil {
-		return at("attach image layers", err)
+	if len(img.Lowers) > 0 || !img.Layers.IsZero() {
+		if err := attach(img.Layers, layers); err != nil {
+			return at("attach image layers", err)
+		}
 	}
 	if err := attach(img.State, state); err != nil {
 		return at("attach image upper layer", err)
 	}
-	fs, err := unix.Fsopen("overlay", unix.FSOPEN_CLOEXEC)
-	if err != nil {
-		return at("fsopen overlay", err)
-	}
-	defer unix.Close(fs)
-	set := func(key, rel, dir string) error {
-		if !local(rel) {
-			return atf(unix.EINVAL, "image %s %q: not a relative path inside its tree", key, rel)
-		}
-		return atf(unix.FsconfigSetString(fs, key, dir+"/"+rel), "image %s %s", key, rel)
-	}
-	if len(img.Lowers) == 0 {
+	if len(img.Lowers) == 0 && !img.Host {
 		return at("image", fmt.Errorf("no layers: %w", unix.EINVAL))
 	}
+	lowers := make([]string, 0, len(img.Lowers)+1)
 	for _, l := range img.Lowers {
-		if err := set("lowerdir+", l, layers); err != nil {
+		if !local(l) {
+			return atf(unix.EINVAL, "image lowerdir+ %q: not a relative path inside its tree", l)
+		}
+		lowers = append(lowers, layers+"/"+l)
+	}
+	var hb *hostBase
+	if img.Host {
+		var err error
+		if hb, err = prepareHost(img, lowers, state); err != nil {
 			return err
 		}
+		defer hb.close()
+		lowers = append(lowers, hb.skel)
 	}
-	if err := set("upperdir", img.Upper, state); err != nil {
+	for _, p := range []string{img.Upper, img.Work} {
+		if !local(p) {
+			return atf(unix.EINVAL, "image upper or work %q: not a relative path inside its tree", p)
+		}
+	}
+	mnt, err := makeOverlay(lowers, state+"/"+img.Upper, state+"/"+img.Work, "image")
+	if err != nil {
 		return err
 	}
-	if err := set("workdir", img.Work, state); err != nil {
-		return err
+	defer unix.Close(mnt)
+	if err := unix.Unmount(base, unix.MNT_DETACH); err != nil {
+		return atf(err, "detach %s", base)
+	}
+	if err := unix.MoveMount(mnt, "", unix.AT_FDCWD, base, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return at("attach image overlay", err)
+	}
+	if hb != nil {
+		return hb.mount()
+	}
+	return nil
+}
+
+// makeOverlay creates (does not attach) an overlay of lowers (top first) with
+// upper and work, and returns its mount.
+func makeOverlay(lowers []string, upper, work, what string) (int, error) {
+	fs, err := unix.Fsopen("overlay", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return -1, at("fsopen overlay", err)
+	}
+	defer unix.Close(fs)
+	for _, l := range lowers {
+		if err := unix.FsconfigSetString(fs, "lowerdir+", l); err != nil {
+			return -1, atf(err, "%s lowerdir+ %s", what, l)
+		}
+	}
+	if err := unix.FsconfigSetString(fs, "upperdir", upper); err != nil {
+		return -1, atf(err, "%s upperdir", what)
+	}
+	if err := unix.FsconfigSetString(fs, "workdir", work); err != nil {
+		return -1, atf(err, "%s workdir", what)
 	}
 	for _, flag := range []string{"userxattr", "volatile"} {
 		if err := unix.FsconfigSetFlag(fs, flag); err != nil {
-			return atf(err, "image overlay option %s", flag)
+			return -1, atf(err, "%s overlay option %s", what, flag)
 		}
 	}
 	if err := unix.FsconfigCreate(fs); err != nil {
-		return at("create image overlay", err)
+		return -1, atf(err, "create %s overlay", what)
 	}
 	mnt, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
 	if err != nil {
-		return at("fsmount image overlay", err)
+		return -1, atf(err, "fsmount %s overlay", what)
 	}
-	defer unix.Close(mnt)
-	for _, d := range []string{layers, state, base} {
-		if err := unix.Unmount(d, unix.MNT_DETACH); err != nil {
-			return atf(err, "detach %s", d)
-		}
-	}
-	return at("attach image overlay", unix.MoveMount(mnt, "", unix.AT_FDCWD, base, unix.MOVE_MOUNT_F_EMPTY_PATH))
+	return mnt, nil
 }
 
 // local reports whether p is a clean relative path that stays inside its

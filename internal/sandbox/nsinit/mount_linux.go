@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -181,8 +182,10 @@ func mountRoot(s *Spec, st *status, btime int64) error {
 		}
 		prefix = base
 		// The init's own mount points, made real directories before anything
-		// is mounted on them.
-		for _, d := range []string{stage, "/etc", "/dev", "/proc", "/tmp", "/workspace"} {
+		// is mounted on them. (The staging area is named in the new root, not
+		// as the host path it is before the pivot: a build step's layer held an
+		// empty /tmp/.stage.)
+		for _, d := range []string{strings.TrimPrefix(stage, base), "/etc", "/dev", "/proc", "/tmp", "/workspace"} {
 			if err := ensureDir(d); err != nil {
 				return err
 			}
@@ -211,7 +214,9 @@ func mountRoot(s *Spec, st *status, btime int64) error {
 			return err
 		}
 	}
-	if err := mountEtc(prefix, rf, s.Image != nil && s.Image.Build); err != nil {
+	// A build keeps the image's users, which its packages need; a host base has
+	// none of its own (the host's stay out), so its build gets the generated ones.
+	if err := mountEtc(prefix, rf, s.Image != nil && s.Image.Build && !s.Image.Host); err != nil {
 		return err
 	}
 	if s.Network != nil {

@@ -108,12 +108,36 @@ type Image struct {
 	State Source `json:"state"`
 	Upper string `json:"upper"`
 	Work  string `json:"work"`
+	// Host puts the host's system directories at the bottom of the root (an
+	// image built on `base: host`): a skeleton lower layer below the image's
+	// holds each of HostDirs (a symlink recreated, a directory to mount on) and
+	// a mount point for each of HostEtc; each real directory no layer hides is
+	// an overlay of its own, mounted on the root's, whose lowers are the
+	// layers' copies of it over the host's; each entry of HostEtc no layer has
+	// is the host's, bound read-only. Lowers may then be empty.
+	Host     bool      `json:"host,omitempty"`
+	HostDirs []HostDir `json:"host_dirs,omitempty"`
+	HostEtc  []string  `json:"host_etc,omitempty"`
 	// Build runs the commands as root of the sandbox's user namespace, which maps
 	// a whole range of ids, with the capabilities of BuildCaps, and keeps the
 	// image's own users and groups (a build step installs packages); otherwise
 	// the commands are the sandbox user and /etc/passwd and /etc/group are the
 	// generated ones.
 	Build bool `json:"build,omitempty"`
+}
+
+// HostDir is one system directory of the host under an image root (Image.Host).
+type HostDir struct {
+	// Name is the directory's name in / ("usr").
+	Name string `json:"name"`
+	// Link is the host's symlink target ("usr/bin"), recreated as it is.
+	Link string `json:"link,omitempty"`
+	// Otherwise Tree is the host directory as a detached, read-only, nosuid,
+	// nodev mount (idmapped as the image's layers are), the bottom lower layer
+	// of its overlay, whose upper directory is Image.Upper/Name and whose work
+	// directory is Work, both in Image.State and made by the host.
+	Tree Source `json:"tree,omitzero"`
+	Work string `json:"work,omitempty"`
 }
 
 // WorkspaceMode says how /workspace is built.
