@@ -71,6 +71,7 @@ type templateBuildOptions struct {
 	file         string
 	noCache      bool
 	allowPrivate []string
+	caFiles      []string
 }
 
 func templateBuildCmd(o *templateOptions) *cobra.Command {
@@ -89,7 +90,15 @@ func templateBuildCmd(o *templateOptions) *cobra.Command {
   debian:SUITE          a Debian suite bootstrapped with mmdebstrap
 
 -f SPEC.yaml builds a spec; copy steps read files next to the spec. Each step
-prints one line when it is done, saying whether it came from the cache.`,
+prints one line when it is done, saying whether it came from the cache.
+
+A step that runs apt, npm or go_modules reaches only its registry (Debian's
+archive, the npm registry, the Go module proxy) through the egress proxy,
+which refuses private and reserved addresses and tunnels TLS end to end. Where
+the registries are reached through a site's mirror or TLS interceptor, name
+its addresses with --allow-private (they open to the registry's names only)
+and its CA with --ca-file (trusted by the build's steps, not by the template
+at run time). A spec with base: host trusts the host's bundle already.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return templateBuild(cmd.Context(), o, b) },
 	}
@@ -98,7 +107,8 @@ prints one line when it is done, saying whether it came from the cache.`,
 	f.StringVar(&b.from, "from", "", "bare source: docker-archive:FILE, oci-archive:FILE, oci:DIR, registry:REF or debian:SUITE")
 	f.StringVarP(&b.file, "file", "f", "", "build spec (YAML)")
 	f.BoolVar(&b.noCache, "no-cache", false, "rebuild every step instead of taking cached layers")
-	f.StringArrayVar(&b.allowPrivate, "allow-private", nil, "a private or reserved prefix (CIDR) the steps' registries may resolve to, e.g. a site's mirror or TLS interceptor; repeatable")
+	f.StringArrayVar(&b.allowPrivate, "allow-private", nil, "a private or reserved prefix (CIDR) the steps' registries (and no other name) may resolve to, e.g. a site's mirror or TLS interceptor; repeatable")
+	f.StringArrayVar(&b.caFiles, "ca-file", nil, "PEM certificates the steps with a network trust besides the image's bundle, e.g. a site's TLS interceptor's CA (/usr/local/share/ca-certificates/...); for the build only, never written into the template; repeatable")
 	return cmd
 }
 
@@ -143,6 +153,17 @@ func templateBuild(ctx context.Context, o *templateOptions, b *templateBuildOpti
 				return fmt.Errorf("--allow-private %q: want a CIDR prefix such as 10.1.0.0/16", c)
 			}
 			runner.AllowPrivate = append(runner.AllowPrivate, p)
+		}
+		for _, f := range b.caFiles {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return fmt.Errorf("--ca-file: %w", err)
+			}
+			pem, err := sandbox.ParseTrust(data)
+			if err != nil {
+				return fmt.Errorf("--ca-file %s: %w", f, err)
+			}
+			runner.Trust = append(runner.Trust, pem...)
 		}
 		r, err = s.Build(ctx, spec, image.BuildOptions{Name: b.name, Dir: filepath.Dir(b.file), Runner: runner,
 			NoCache: b.noCache, Log: &elapsedWriter{w: progress, start: start}})

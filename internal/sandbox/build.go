@@ -1,7 +1,11 @@
 package sandbox
 
 import (
+	"bytes"
 	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
 	"io"
 	"net/netip"
 )
@@ -36,8 +40,40 @@ type BuildRunner struct {
 	// nil: the system roots.
 	UpstreamRoots *x509.CertPool
 	// AllowPrivate opens these special-purpose address ranges to the preset's
-	// names (egress.Policy.AllowPrivate): a mirror of the registry on the LAN.
+	// names, and to no other name (egress.Policy.AllowPrivate): a mirror of the
+	// registry on the LAN, or a site's TLS interceptor in front of it.
 	AllowPrivate []netip.Prefix
+	// Trust are PEM certificates a step with a network trusts besides its
+	// root's bundle and the egress proxy's CA (Network.Trust): the CA of a
+	// site's TLS interceptor, which re-signs the registries' certificates. The
+	// proxy tunnels a step's TLS end to end, so the step itself must trust
+	// what answers. They are mounted for the step only, never written into its
+	// layer. ParseTrust reads and checks them.
+	Trust []byte
+}
+
+// ParseTrust checks that pem holds only certificates (at least one), as
+// BuildRunner.Trust wants them, and returns them re-encoded.
+func ParseTrust(data []byte) ([]byte, error) {
+	var out []byte
+	for len(bytes.TrimSpace(data)) > 0 {
+		var b *pem.Block
+		b, data = pem.Decode(data)
+		if b == nil {
+			return nil, errors.New("not PEM: want one or more -----BEGIN CERTIFICATE----- blocks")
+		}
+		if b.Type != "CERTIFICATE" {
+			return nil, fmt.Errorf("a PEM %q block: want only certificates", b.Type)
+		}
+		if _, err := x509.ParseCertificate(b.Bytes); err != nil {
+			return nil, fmt.Errorf("certificate: %w", err)
+		}
+		out = append(out, pem.EncodeToMemory(b)...)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no certificate")
+	}
+	return out, nil
 }
 
 // buildRoot is a build sandbox's root file system (see BuildRunner).

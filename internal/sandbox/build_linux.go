@@ -55,7 +55,7 @@ func (r *BuildRunner) RunStep(ctx context.Context, root image.Root, step image.S
 			return fmt.Errorf("build sandbox: egress %s: %w", preset, err)
 		}
 		defer proxy.Close()
-		cfg.Network = &Network{Proxy: proxy}
+		cfg.Network = &Network{Proxy: proxy, Trust: r.Trust}
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {

@@ -108,6 +108,10 @@ const DefaultProxyPort = 3128
 type Network struct {
 	Proxy *egress.Proxy
 	Port  uint16
+	// Trust are PEM certificates the sandbox trusts besides the proxy's CA and
+	// its root's bundle, for the TLS it speaks end to end through the proxy's
+	// tunnels: a site's TLS interceptor's CA (BuildRunner.Trust).
+	Trust []byte
 }
 
 // trustVars name the CA bundle for the TLS clients that do not read the system's:

@@ -50,7 +50,7 @@ func newEgress(n *Network, add func(*os.File) int) (*egressServer, *nsinit.Netwo
 	spec := &nsinit.Network{
 		Addr:   fmt.Sprintf("127.0.0.1:%d", port),
 		Socket: add(initEnd),
-		CACert: string(n.Proxy.CACertPEM()),
+		CACert: string(append(append(n.Proxy.CACertPEM(), '\n'), n.Trust...)),
 	}
 	go e.serve()
 	return e, spec, nil
