@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -12,10 +13,44 @@ import (
 
 // readMerged reads file rel (a cleaned relative path) as the overlay of layers
 // (bottom first) shows it: the topmost layer that has it wins, a whiteout or an
-// opaque directory above hides what is below. It follows no symlink: a path
-// reached through one is an error, since only the sandbox's kernel may resolve
-// an image's links. os.ErrNotExist if the image has no such file.
+// opaque directory above hides what is below. A symbolic link on the way is
+// resolved in the merged tree as the sandbox would see it (an absolute target
+// from the image's root, ".." stopping there), never on the host; each layer's
+// own walk is openat2(RESOLVE_BENEATH) and follows nothing. os.ErrNotExist if
+// the image has no such file.
 func readMerged(layers []string, rel string, max int64) ([]byte, error) {
+	orig := rel
+	for hops := 0; hops <= maxLinks; hops++ {
+		b, err := readMergedOnce(layers, rel, max)
+		var link *linkError
+		if !errors.As(err, &link) {
+			return b, err
+		}
+		// A symbolic link on the way (an image whose /etc is a link) resolves
+		// in the merged tree, an absolute target from the image's root: the
+		// host's files are never read.
+		dir := path.Dir(link.at)
+		if path.IsAbs(link.target) {
+			dir = "/"
+		}
+		rel = strings.TrimPrefix(path.Join("/", dir, link.target, link.rest), "/")
+		if rel == "" {
+			return nil, fmt.Errorf("/%s: resolves to the root directory", orig)
+		}
+	}
+	return nil, fmt.Errorf("/%s: more than %d symbolic links", orig, maxLinks)
+}
+
+// maxLinks bounds the links readMerged follows, as the kernel's 40.
+const maxLinks = 40
+
+// linkError says that the path met a symbolic link at at ("etc"), whose
+// target is target, with rest of the path after it.
+type linkError struct{ at, target, rest string }
+
+func (e *linkError) Error() string { return "/" + e.at + " is a symbolic link" }
+
+func readMergedOnce(layers []string, rel string, max int64) ([]byte, error) {
 	comps := strings.Split(rel, "/")
 	for i := len(layers) - 1; i >= 0; i-- {
 		b, found, hidden, err := readInLayer(layers[i], comps, max)
@@ -51,7 +86,12 @@ func readInLayer(layer string, comps []string, max int64) (b []byte, found, hidd
 		case t == unix.S_IFCHR && st.Rdev == 0:
 			return nil, false, true, nil // whiteout
 		case t == unix.S_IFLNK:
-			return nil, false, false, fmt.Errorf("/%s is a symbolic link, not followed", strings.Join(comps[:k+1], "/"))
+			buf := make([]byte, unix.PathMax)
+			n, err := unix.Readlinkat(cur, c, buf)
+			if err != nil {
+				return nil, false, false, err
+			}
+			return nil, false, false, &linkError{at: strings.Join(comps[:k+1], "/"), target: string(buf[:n]), rest: strings.Join(comps[k+1:], "/")}
 		case last && t == unix.S_IFREG:
 			fd, err := openBeneath(cur, c, unix.O_RDONLY)
 			if err != nil {

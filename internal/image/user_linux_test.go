@@ -1,6 +1,8 @@
 package image
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -55,20 +57,49 @@ func TestIDs(t *testing.T) {
 	}
 }
 
-// TestReadMergedNoSymlinks: the host never resolves an image's symlinks.
-func TestReadMergedNoSymlinks(t *testing.T) {
+// TestIDsThroughSymlinks: an image whose /etc is a symbolic link (absolute or
+// relative, ".." past its root) is read through it, resolved in the image;
+// a link to a host path the image lacks finds nothing, though the host has the
+// file (the host never resolves an image's links); a loop is an error.
+func TestIDsThroughSymlinks(t *testing.T) {
 	s := newStore(t)
-	r, err := s.Import(t.Context(), writeDockerArchive(t, imageOf(t, v1.Config{User: "x"},
-		layerOf(t, mkTar(t, symlink("etc", "/host-etc"), reg("host-etc/passwd", "x:x:5:5::/:/bin/sh\n"))))), ImportOptions{})
-	if err != nil {
+	host := t.TempDir()
+	if err := os.WriteFile(filepath.Join(host, "passwd"), []byte("x:x:7:7::/:/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	im, err := s.Open(r.ID.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer im.Close()
-	if _, _, err := im.IDs(); err == nil || !strings.Contains(err.Error(), "symbolic link") {
-		t.Errorf("IDs through a symlinked /etc: %v", err)
+	passwd := reg("host-etc/passwd", "x:x:5:5::/:/bin/sh\n")
+	for _, c := range []struct {
+		name  string
+		files []ent
+		uid   int
+		err   string
+	}{
+		{"absolute", []ent{symlink("etc", "/host-etc"), passwd}, 5, ""},
+		{"relative past the root", []ent{symlink("etc", "../../../host-etc"), passwd}, 5, ""},
+		{"a link on the way", []ent{symlink("etc", "conf/host-etc"), symlink("conf", "/host-etc/.."), passwd}, 5, ""},
+		{"to a host directory", []ent{symlink("etc", host)}, 0, "does not exist"},
+		{"a loop", []ent{symlink("etc", "/etc")}, 0, "symbolic links"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := s.Import(t.Context(), writeDockerArchive(t, imageOf(t, v1.Config{User: "x"}, layerOf(t, mkTar(t, c.files...)))), ImportOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			im, err := s.Open(r.ID.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer im.Close()
+			uid, _, err := im.IDs()
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Errorf("IDs: uid %d, %v; want an error with %q", uid, err, c.err)
+				}
+				return
+			}
+			if err != nil || uid != c.uid {
+				t.Errorf("IDs: uid %d, %v; want %d", uid, err, c.uid)
+			}
+		})
 	}
 }

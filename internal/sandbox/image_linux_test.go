@@ -421,3 +421,43 @@ func TestCommonDir(t *testing.T) {
 		}
 	}
 }
+
+// TestImageEtcSymlink: an image whose /etc is a symbolic link (here to
+// /private/etc, absolute, and relative with ".." past the root) starts; the
+// link stays, resolved in the image, so the image's own /etc files and the
+// generated ones are both there through it. A link to a host directory the
+// image lacks is replaced, never followed onto the host.
+func TestImageEtcSymlink(t *testing.T) {
+	hostDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(hostDir, "motd"), []byte("the host's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, target, motd string
+	}{
+		{"absolute", "/private/etc", "from the image"},
+		{"relative past the root", "../../private/etc", "from the image"},
+		{"to a host directory", hostDir, "error: no such file or directory"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, im := testImage(t, v1.Config{}, []testFile{
+				{name: "private/", dir: true}, {name: "private/etc/", dir: true},
+				{name: "private/etc/motd", content: "from the image"},
+				{name: "etc", link: c.target},
+			})
+			got := probeIn(t, Config{Image: im}, "read:/etc/motd", "read:/etc/hostname", "read:/private/etc/hostname")
+			want := map[string]string{"read /etc/motd": c.motd, "read /etc/hostname": "agentbox"}
+			if c.motd == "from the image" {
+				want["read /private/etc/hostname"] = "agentbox"
+			}
+			for k, w := range want {
+				if got[k] != w {
+					t.Errorf("%s: %q, want %q", k, got[k], w)
+				}
+			}
+			if _, err := os.Lstat(filepath.Join(hostDir, "hostname")); err == nil {
+				t.Errorf("the init wrote /etc/hostname into the host directory the link names")
+			}
+		})
+	}
+}

@@ -45,7 +45,7 @@ func mountTrust(prefix, caPEM string, rf *rootFiles) error {
 	defer root.Close()
 	var bundle []byte
 	for _, p := range systemBundles {
-		if b, err := root.ReadFile(p[1:]); err == nil {
+		if b, err := root.ReadFile(rf.path(p)[1:]); err == nil {
 			bundle = b
 			break
 		}
@@ -54,16 +54,16 @@ func mountTrust(prefix, caPEM string, rf *rootFiles) error {
 		bundle = append(bundle, '\n')
 	}
 	bundle = append(bundle, caPEM...)
-	dst := base + TrustBundle
+	dst := base + rf.path(TrustBundle)
 	if err := rf.put(TrustBundle, bundle); err != nil {
 		return err
 	}
 	for _, p := range systemBundles {
-		fi, err := os.Lstat(base + p)
+		fi, err := os.Lstat(base + rf.path(p))
 		if err != nil || !fi.Mode().IsRegular() {
 			continue // absent, or a link into a tree the init mirrored as it is
 		}
-		if err := bindRO(dst, base+p); err != nil {
+		if err := bindRO(dst, base+rf.path(p)); err != nil {
 			return atf(err, "bind %s over %s", TrustBundle, p)
 		}
 	}

@@ -199,12 +199,53 @@ func imageDirs() ([]string, error) {
 type rootFiles struct {
 	image bool
 	n     int
+	// etc is where the image's /etc is (imageEtc); "" is /etc.
+	etc string
+}
+
+// path is name (absolute) in the new root with /etc where the image has it.
+func (r *rootFiles) path(name string) string {
+	if rest, ok := strings.CutPrefix(name, "/etc/"); ok && r.etc != "" {
+		return r.etc + "/" + rest
+	}
+	return name
+}
+
+// imageEtc returns where the image's /etc is in the new root: "/etc", or,
+// where the image's /etc is a symbolic link to a directory, that directory, as
+// the link resolves in the new root (openat2 RESOLVE_IN_ROOT: an absolute
+// target from the image's root, ".." stopping there; never on the host, never
+// onto another mount). A link that resolves to no directory there is replaced
+// by one, as every mount point on the way is (ensureDir).
+func imageEtc() (string, error) {
+	fi, err := os.Lstat(base + "/etc")
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return "/etc", ensureDir("/etc")
+	}
+	root, err := unix.Open(base, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", at("open image root", err)
+	}
+	defer unix.Close(root)
+	fd, err := unix.Openat2(root, "etc", &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV})
+	if err != nil {
+		return "/etc", ensureDir("/etc")
+	}
+	real, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	unix.Close(fd)
+	rel, ok := strings.CutPrefix(real, base+"/")
+	if err != nil || !ok || !local(rel) {
+		return "/etc", ensureDir("/etc")
+	}
+	return "/" + rel, ensureDir("/" + rel)
 }
 
 // genDir holds rootFiles' sources over an image; unstage detaches it.
 const genDir = stage + "/gen"
 
 func (r *rootFiles) put(name string, content []byte) error {
+	name = r.path(name)
 	if !r.image {
 		if err := os.MkdirAll(path.Dir(base+name), 0o755); err != nil {
 			return atf(err, "mkdir %s", path.Dir(name))

@@ -185,10 +185,13 @@ func mountRoot(s *Spec, st *status, btime int64) error {
 		// is mounted on them. (The staging area is named in the new root, not
 		// as the host path it is before the pivot: a build step's layer held an
 		// empty /tmp/.stage.)
-		for _, d := range []string{strings.TrimPrefix(stage, base), "/etc", "/dev", "/proc", "/tmp", "/workspace"} {
+		for _, d := range []string{strings.TrimPrefix(stage, base), "/dev", "/proc", "/tmp", "/workspace"} {
 			if err := ensureDir(d); err != nil {
 				return err
 			}
+		}
+		if rf.etc, err = imageEtc(); err != nil {
+			return err
 		}
 		for _, m := range s.Mounts {
 			if err := ensureDir(m.Target); err != nil {
