@@ -16,6 +16,7 @@ const (
 	DefaultTmpSize       = 256 << 20
 	DefaultShmSize       = 64 << 20
 	DefaultWorkspaceSize = 1 << 30
+	DefaultRootSize      = 1 << 30
 	// DefaultPids bounds the tasks (processes and threads, the init's included)
 	// of a sandbox. The memory default is DefaultMemory.
 	DefaultPids = 1024
@@ -63,11 +64,15 @@ type Config struct {
 	// Image, if set, is the sandbox's root file system in place of the host's
 	// system directories (and RootFS): its layers, read-only and shared, below a
 	// private upper layer that takes every write to the root and goes with the
-	// sandbox (it lives in the workspace's state tmpfs and shares its
-	// WorkspaceSize). The generated /etc files, /dev, /proc, /tmp and /workspace
+	// sandbox (a tmpfs of RootSize of its own in the state directory, charged to
+	// the memory cgroup as the workspace's is). The generated /etc files, /dev, /proc, /tmp and /workspace
 	// are mounted over it as without one. The caller opens it (image.Store.Open)
 	// and keeps it open until Destroy has returned. Needs agentbox to run as root.
 	Image *image.Image
+	// RootSize bounds what the sandbox can write to an image root (its private
+	// upper layer), in bytes; zero: DefaultRootSize. The workspace's writes
+	// count against WorkspaceSize, not this.
+	RootSize int64
 
 	// build, set by BuildRunner only, makes a build sandbox (see buildRoot).
 	build *buildRoot

@@ -59,10 +59,19 @@ func (s *Sandbox) prepareImage(add func(*os.File) int) (*nsinit.Image, error) {
 	if err := s.ensureState(); err != nil {
 		return nil, err
 	}
+	if err := s.stateDir("root", 0o700); err != nil {
+		return nil, err
+	}
+	// The root's upper layer has a size limit of its own: a tmpfs on the state
+	// directory's, detached with it (Destroy, ReapStale).
+	opts := fmt.Sprintf("size=%d,mode=0700,uid=%d,gid=%d", s.cfg.RootSize, s.id.uid, s.id.gid)
+	if err := unix.Mount("tmpfs", filepath.Join(s.state, "root"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return nil, fmt.Errorf("mount image root upper layer tmpfs: %w", err)
+	}
 	for _, d := range []struct {
 		name string
 		perm os.FileMode
-	}{{"root", 0o700}, {rootUpper, 0o755}, {rootWork, 0o700}} {
+	}{{rootUpper, 0o755}, {rootWork, 0o700}} {
 		if err := s.stateDir(d.name, d.perm); err != nil {
 			return nil, err
 		}

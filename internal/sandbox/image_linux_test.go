@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,6 +49,11 @@ func imageProbe(ops []string) int {
 			out = string(b)
 		case "write":
 			err = os.WriteFile(p, []byte(arg), 0o644)
+		case "fill":
+			var n int
+			if n, err = strconv.Atoi(arg); err == nil {
+				err = os.WriteFile(p, make([]byte, n), 0o644)
+			}
 		case "append":
 			var fh *os.File
 			if fh, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0); err == nil {
@@ -459,5 +465,22 @@ func TestImageEtcSymlink(t *testing.T) {
 				t.Errorf("the init wrote /etc/hostname into the host directory the link names")
 			}
 		})
+	}
+}
+
+// TestImageRootSize: the image root's upper layer has a limit of its own
+// (Config.RootSize), apart from the workspace's (it shared WorkspaceSize): 4
+// MiB fill the root beyond a 1 MiB RootSize but fit a 16 MiB workspace, and
+// fit a 16 MiB RootSize beside a 1 MiB workspace.
+func TestImageRootSize(t *testing.T) {
+	_, im := testImage(t, v1.Config{}, sharedFiles)
+	const four = "4194304"
+	got := probeIn(t, Config{Image: im, RootSize: 1 << 20, WorkspaceSize: 16 << 20}, "fill:/opt/big:"+four, "fill:/workspace/big:"+four)
+	if got["fill /opt/big"] != "error: no space left on device" || got["fill /workspace/big"] != "ok" {
+		t.Errorf("RootSize 1 MiB, WorkspaceSize 16 MiB: %v", got)
+	}
+	got = probeIn(t, Config{Image: im, RootSize: 16 << 20, WorkspaceSize: 1 << 20}, "fill:/opt/big:"+four, "fill:/workspace/big:"+four)
+	if got["fill /opt/big"] != "ok" || got["fill /workspace/big"] != "error: no space left on device" {
+		t.Errorf("RootSize 16 MiB, WorkspaceSize 1 MiB: %v", got)
 	}
 }

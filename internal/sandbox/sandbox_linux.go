@@ -230,6 +230,9 @@ func (c *Config) fill() error {
 	if c.WorkspaceSize <= 0 {
 		c.WorkspaceSize = DefaultWorkspaceSize
 	}
+	if c.RootSize <= 0 {
+		c.RootSize = DefaultRootSize
+	}
 	for _, l := range []struct {
 		name string
 		v    *int64
