@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentbox/agentbox/internal/config"
+	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/image"
 	"github.com/agentbox/agentbox/internal/sandbox"
 	"github.com/agentbox/agentbox/internal/task"
@@ -134,6 +135,10 @@ func templateBuild(ctx context.Context, o *templateOptions, b *templateBuildOpti
 	} else if _, err := image.ParseSource(b.from); err != nil {
 		return err
 	}
+	runner, err := b.runner()
+	if err != nil {
+		return err
+	}
 	s, err := o.store()
 	if err != nil {
 		return err
@@ -146,25 +151,7 @@ func templateBuild(ctx context.Context, o *templateOptions, b *templateBuildOpti
 	var r *image.Record
 	if spec != nil {
 		fmt.Fprintf(progress, "building %s from %s: %s, then %d steps\n", b.name, b.file, describeBase(spec.Base), len(spec.Steps))
-		runner := &sandbox.BuildRunner{Output: progress} // the steps' output is progress too
-		for _, c := range b.allowPrivate {
-			p, err := netip.ParsePrefix(c)
-			if err != nil {
-				return fmt.Errorf("--allow-private %q: want a CIDR prefix such as 10.1.0.0/16", c)
-			}
-			runner.AllowPrivate = append(runner.AllowPrivate, p)
-		}
-		for _, f := range b.caFiles {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				return fmt.Errorf("--ca-file: %w", err)
-			}
-			pem, err := sandbox.ParseTrust(data)
-			if err != nil {
-				return fmt.Errorf("--ca-file %s: %w", f, err)
-			}
-			runner.Trust = append(runner.Trust, pem...)
-		}
+		runner.Output = progress // the steps' output is progress too
 		r, err = s.Build(ctx, spec, image.BuildOptions{Name: b.name, Dir: filepath.Dir(b.file), Runner: runner,
 			NoCache: b.noCache, Log: &elapsedWriter{w: progress, start: start}})
 	} else {
@@ -184,6 +171,33 @@ func templateBuild(ctx context.Context, o *templateOptions, b *templateBuildOpti
 	}
 	fmt.Fprintf(stdout, ", %.1fs\n", time.Since(start).Seconds())
 	return nil
+}
+
+// runner is the build sandbox with the build's --allow-private and --ca-file.
+func (b *templateBuildOptions) runner() (*sandbox.BuildRunner, error) {
+	r := &sandbox.BuildRunner{}
+	for _, c := range b.allowPrivate {
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			return nil, fmt.Errorf("--allow-private %q: want a CIDR prefix such as 10.1.0.0/16", c)
+		}
+		r.AllowPrivate = append(r.AllowPrivate, p)
+	}
+	if err := (egress.Policy{Allow: []string{"preset:go"}, AllowPrivate: r.AllowPrivate}).Validate(); err != nil {
+		return nil, fmt.Errorf("--allow-private: %w", err)
+	}
+	for _, f := range b.caFiles {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("--ca-file: %w", err)
+		}
+		pem, err := sandbox.ParseTrust(data)
+		if err != nil {
+			return nil, fmt.Errorf("--ca-file %s: %w", f, err)
+		}
+		r.Trust = append(r.Trust, pem...)
+	}
+	return r, nil
 }
 
 // describeBase says what a build starts from, and what a cold start costs.

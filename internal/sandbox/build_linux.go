@@ -179,13 +179,6 @@ func hasVar(env []string, name string) bool {
 	return false
 }
 
-// buildIdentity is every build sandbox's: its namespace maps 0..IDCount-1 to
-// the image ids IDBase.., the init and the command are both root of it. No
-// reservation: the foreign range is nobody's on the host.
-func buildIdentity() *identity {
-	return &identity{uid: image.IDBase, gid: image.IDBase, initUID: image.IDBase, initGID: image.IDBase, root: true, build: true}
-}
-
 // prepareBuild passes the init a build sandbox's root: the common directory of
 // the step's layers as one detached read-only tree (not idmapped: the sandbox's
 // namespace maps the image's ids as they are stored), and the directory holding

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -101,25 +102,24 @@ func mirrorPrefixes(t *testing.T, host string) []netip.Prefix {
 
 // buildGoModules builds on the image "hello" of s: Debian's Go, then a
 // go_modules step that downloads a module from the Go module proxy through the
-// "go" egress preset (HTTPS, intercepted by the proxy with the sandbox's CA).
-// The test machine reaches no checksum database (GOSUMDB is off) and reaches
-// the module proxy through a TLS interceptor of its own, whose CA its system
-// bundle holds: a copy step puts that bundle in the image, as a site with such
-// a proxy would.
+// "go" egress preset. The egress proxy tunnels the step's TLS end to end; the
+// test machine may reach the module proxy through a TLS interceptor of its own,
+// whose CA its system bundle holds: the build trusts that bundle
+// (BuildRunner.Trust, as template build --ca-file), which the image never gets.
+// The test machine reaches no checksum database (GOSUMDB is off).
 func buildGoModules(t *testing.T, s *image.Store) {
-	dir := t.TempDir()
 	bundle, err := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(dir+"/ca-certificates.crt", bundle, 0o644); err != nil {
+	trust, err := ParseTrust(bundle)
+	if err != nil {
 		t.Fatal(err)
 	}
 	spec, err := image.ParseSpec([]byte(`
 base: {image: hello}
 steps:
   - apt: [golang-go, ca-certificates]
-  - copy: {src: ca-certificates.crt, dst: /etc/ssl/certs/ca-certificates.crt}
   - go_modules: [golang.org/x/text@v0.14.0]
 env: {GOSUMDB: "off", GOFLAGS: -modcacherw}
 `))
@@ -128,7 +128,7 @@ env: {GOSUMDB: "off", GOFLAGS: -modcacherw}
 	}
 	var log bytes.Buffer
 	allow := append(mirrorPrefixes(t, "deb.debian.org"), mirrorPrefixes(t, "proxy.golang.org")...)
-	if _, err := s.Build(t.Context(), spec, image.BuildOptions{Name: "gomod", Dir: dir, Runner: &BuildRunner{Output: &log, AllowPrivate: allow}, Log: &log}); err != nil {
+	if _, err := s.Build(t.Context(), spec, image.BuildOptions{Name: "gomod", Runner: &BuildRunner{Output: &log, AllowPrivate: allow, Trust: trust}, Log: &log}); err != nil {
 		t.Fatalf("build: %v\n%s", err, log.String())
 	}
 	im, err := s.Open("gomod")
@@ -139,5 +139,12 @@ env: {GOSUMDB: "off", GOFLAGS: -modcacherw}
 	r := runIn(t, Config{Image: im, Argv: []string{"sh", "-c", "head -1 /root/go/pkg/mod/golang.org/x/text@v0.14.0/go.mod"}})
 	if r.exit.ExitCode != 0 || r.stdout != "module golang.org/x/text\n" {
 		t.Errorf("the module in the image: exit %d, stdout %q, stderr %s", r.exit.ExitCode, r.stdout, r.stderr)
+	}
+	// The trusted certificates were the step's only: its layer holds no bundle.
+	top := im.Layers[len(im.Layers)-1].Dir
+	for _, p := range []string{"etc/agentbox", "etc/ssl/certs/ca-certificates.crt"} {
+		if _, err := os.Lstat(filepath.Join(top, p)); err == nil {
+			t.Errorf("the go_modules step's layer holds /%s", p)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/internal/cgroup"
+	"github.com/agentbox/agentbox/internal/image"
 	"github.com/agentbox/agentbox/internal/testenv"
 )
 
@@ -42,13 +43,21 @@ func runReapHelper() {
 
 // runHostHelper is called by TestMain when hostHelperEnv is set.
 func runHostHelper() {
-	sb, err := Start(Config{Argv: []string{"/bin/sh", "-c", "(setsid sleep 60 &); sleep 60"},
-		Workspace: os.Getenv(hostHelperEnv)}, Stdio{})
+	cfg := Config{Argv: []string{"/bin/sh", "-c", "(setsid sleep 60 &); sleep 60"}, Workspace: os.Getenv(hostHelperEnv)}
+	if dir, ok := strings.CutPrefix(cfg.Workspace, "build:"); ok {
+		// A build sandbox on the host's directories, upper and work in dir.
+		cfg.Workspace, cfg.build = "", &buildRoot{host: true, upper: filepath.Join(dir, "upper"), work: filepath.Join(dir, "work")}
+	}
+	sb, err := Start(cfg, Stdio{})
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	fmt.Println(sb.Pid(), sb.HostUID(), sb.cg.Name(), sb.id.reserve, sb.state)
+	state := sb.state
+	if state == "" {
+		state = "-"
+	}
+	fmt.Println(sb.Pid(), sb.HostUID(), sb.cg.Name(), sb.id.reserve, state)
 	select {}
 }
 
@@ -64,8 +73,32 @@ type deadHost struct {
 func killedHost(t *testing.T) deadHost {
 	t.Helper()
 	testenv.RequireRoot(t)
+	return killHost(t, workspaceFixture(t))
+}
+
+// killedBuildHost is killedHost with a build sandbox.
+func killedBuildHost(t *testing.T) deadHost {
+	t.Helper()
+	testenv.RequireRoot(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"upper", "work"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(filepath.Join(dir, d), image.IDBase, image.IDBase); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return killHost(t, "build:"+dir)
+}
+
+func killHost(t *testing.T, workspace string) deadHost {
+	t.Helper()
 	cmd := exec.Command("/proc/self/exe", "-test.run=^$")
-	cmd.Env = append(os.Environ(), hostHelperEnv+"="+workspaceFixture(t))
+	cmd.Env = append(os.Environ(), hostHelperEnv+"="+workspace)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -200,4 +233,47 @@ func cgroupDirs(name string) []string {
 	m, _ := filepath.Glob("/sys/fs/cgroup/*/" + cgroup.DefaultParent + "/" + name)
 	m2, _ := filepath.Glob("/sys/fs/cgroup/" + cgroup.DefaultParent + "/" + name)
 	return append(m, m2...)
+}
+
+// TestReapStaleBuild: a build sandbox holds a reservation too (its ids are the
+// shared foreign range, so it is named build-<tag>), and ReapStale removes it
+// and the cgroup it names once the agentbox that started it is dead; a live
+// build sandbox's stays.
+func TestReapStaleBuild(t *testing.T) {
+	dead := killedBuildHost(t)
+	if !strings.HasPrefix(filepath.Base(dead.reserve), buildReservePrefix) {
+		t.Fatalf("the build sandbox's reservation is %q", dead.reserve)
+	}
+	if b, err := os.ReadFile(filepath.Join(dead.reserve, cgroupRecord)); err != nil || string(b) != dead.cgroup {
+		t.Fatalf("the reservation names cgroup %q (%v), the sandbox's is %q", b, err, dead.cgroup)
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o711)
+	for _, d := range []string{"upper", "work"} {
+		os.Mkdir(filepath.Join(dir, d), 0o755)
+		os.Chown(filepath.Join(dir, d), image.IDBase, image.IDBase)
+	}
+	live := startWith(t, Config{Argv: []string{"/bin/sleep", "60"},
+		build: &buildRoot{host: true, upper: filepath.Join(dir, "upper"), work: filepath.Join(dir, "work")}}, false)
+	defer func() {
+		live.sb.Kill()
+		live.finish(t, "")
+	}()
+	if err := ReapStale(); err != nil {
+		t.Fatalf("ReapStale: %v", err)
+	}
+	if _, err := os.Lstat(dead.reserve); !os.IsNotExist(err) {
+		t.Errorf("the dead build sandbox's reservation %s still there (%v)", dead.reserve, err)
+	}
+	if d := cgroupDirs(dead.cgroup); len(d) > 0 {
+		t.Errorf("the dead build sandbox's cgroup still there: %q", d)
+	}
+	if _, err := os.Lstat(live.sb.id.reserve); err != nil || !strings.HasPrefix(filepath.Base(live.sb.id.reserve), buildReservePrefix) {
+		t.Errorf("the live build sandbox's reservation %q: %v", live.sb.id.reserve, err)
+	}
+	for _, p := range live.sb.cg.Paths() {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("the live build sandbox's cgroup: %v", err)
+		}
+	}
 }

@@ -82,20 +82,68 @@ func newIdentity() (*identity, error) {
 		if _, err := os.Lstat(filepath.Join(dir, strconv.Itoa(id+1))); err == nil {
 			continue // a single-id reservation of an older agentbox
 		}
-		err := os.Mkdir(p, 0o700)
+		ident := &identity{uid: id, gid: id, initUID: id + 1, initGID: id + 1, root: true}
+		err := ident.take(p)
 		if err == nil {
-			id := &identity{uid: id, gid: id, initUID: id + 1, initGID: id + 1, root: true, reserve: p}
-			if id.lock, err = lockDir(p, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-				_ = os.Remove(p)
-				return nil, fmt.Errorf("reserve host id: %w", err)
-			}
-			return id, nil
+			return ident, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("reserve host id: %w", err)
+			return nil, err
 		}
 	}
 	return nil, errors.New("reserve host id: no free id after 64 tries")
+}
+
+// take makes the reservation p (a new directory of a reservation directory
+// the caller holds shared) the identity's and locks it. os.ErrExist if p is
+// taken.
+func (id *identity) take(p string) error {
+	err := os.Mkdir(p, 0o700)
+	if errors.Is(err, os.ErrExist) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("reserve host id: %w", err)
+	}
+	if id.lock, err = lockDir(p, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		_ = os.Remove(p)
+		return fmt.Errorf("reserve host id: %w", err)
+	}
+	id.reserve = p
+	return nil
+}
+
+// buildReservePrefix names a build sandbox's reservation: build sandboxes
+// share the foreign id range, so theirs is named by a random tag, not an id.
+const buildReservePrefix = "build-"
+
+// buildIdentity is every build sandbox's: its namespace maps 0..IDCount-1 to
+// the image ids IDBase.., the init and the command are both root of it. The
+// foreign range is nobody's on the host, so there is no id to reserve; the
+// reservation (build-<tag>) exists so that ReapStale finds the cgroup of a
+// build sandbox whose agentbox died.
+func buildIdentity() (*identity, error) {
+	id := &identity{uid: image.IDBase, gid: image.IDBase, initUID: image.IDBase, initGID: image.IDBase, root: true, build: true}
+	dir, err := reserveDir()
+	if err != nil {
+		return nil, err
+	}
+	dl, err := lockDir(dir, unix.LOCK_SH)
+	if err != nil {
+		return nil, fmt.Errorf("reserve host id: %w", err)
+	}
+	defer dl.Close()
+	for range 8 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		err := id.take(filepath.Join(dir, fmt.Sprintf("%s%x", buildReservePrefix, b)))
+		if !errors.Is(err, os.ErrExist) {
+			return id, err
+		}
+	}
+	return nil, errors.New("reserve host id: no free build reservation after 8 tries")
 }
 
 // reserveDir returns the first usable reservation directory.
@@ -191,7 +239,7 @@ func reapIDsIn(dir string) error {
 	}
 	var errs []error
 	for _, name := range names {
-		if _, err := strconv.Atoi(name); err != nil {
+		if _, err := strconv.Atoi(name); err != nil && !isBuildReservation(name) {
 			continue
 		}
 		p := filepath.Join(dir, name)
@@ -218,6 +266,20 @@ func reapIDsIn(dir string) error {
 		l.Close()
 	}
 	return errors.Join(errs...)
+}
+
+// isBuildReservation reports whether name is a build sandbox's reservation.
+func isBuildReservation(name string) bool {
+	tag, ok := strings.CutPrefix(name, buildReservePrefix)
+	if !ok || len(tag) != 16 {
+		return false
+	}
+	for _, c := range tag {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // sysProcAttr returns the clone settings of the init: fresh namespaces, death with

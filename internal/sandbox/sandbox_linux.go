@@ -76,8 +76,11 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 		return nil, err
 	}
 	if cfg.build != nil {
-		s.id = buildIdentity()
-	} else if s.id, err = newIdentity(); err != nil {
+		s.id, err = buildIdentity()
+	} else {
+		s.id, err = newIdentity()
+	}
+	if err != nil {
 		return nil, err
 	}
 	cgName, err := cgroupName()
