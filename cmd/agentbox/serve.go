@@ -97,6 +97,12 @@ func serveMain(ctx context.Context, o serveOptions) error {
 	// NewManager reaps what a previous daemon on this state directory left
 	// (environments do not survive their daemon; artifacts do).
 	ecfg := api.EnvConfig(cfg)
+	// The build sandbox that runs the API's builds' apt, npm, go_modules and
+	// run steps (a Debian base's include list and copy steps need none).
+	runner, err := buildRunner(cfg.Builds.AllowPrivate, cfg.Builds.CAFiles, "builds.ca_files")
+	if err != nil {
+		return err
+	}
 	images, err := openImages(cfg.StateDir)
 	if err != nil {
 		return err
@@ -120,7 +126,7 @@ func serveMain(ctx context.Context, o serveOptions) error {
 	log.Info("serving", "addr", addr, "state_dir", cfg.StateDir)
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	aopts := api.Options{Config: cfg, Service: mgr, Logger: log, Runner: templateRunner}
+	aopts := api.Options{Config: cfg, Service: mgr, Logger: log, Runner: runner}
 	if images != nil {
 		aopts.Templates = images
 	}

@@ -22,10 +22,6 @@ import (
 	"github.com/agentbox/agentbox/internal/task"
 )
 
-// templateRunner is the build sandbox that runs a spec's apt, npm, go_modules
-// and run steps (a Debian base's include list and copy steps need none).
-var templateRunner image.Runner = &sandbox.BuildRunner{}
-
 type templateOptions struct {
 	stateDir string
 	json     bool
@@ -175,25 +171,33 @@ func templateBuild(ctx context.Context, o *templateOptions, b *templateBuildOpti
 
 // runner is the build sandbox with the build's --allow-private and --ca-file.
 func (b *templateBuildOptions) runner() (*sandbox.BuildRunner, error) {
-	r := &sandbox.BuildRunner{}
+	var private []netip.Prefix
 	for _, c := range b.allowPrivate {
 		p, err := netip.ParsePrefix(c)
 		if err != nil {
 			return nil, fmt.Errorf("--allow-private %q: want a CIDR prefix such as 10.1.0.0/16", c)
 		}
-		r.AllowPrivate = append(r.AllowPrivate, p)
+		private = append(private, p)
 	}
-	if err := (egress.Policy{Allow: []string{"preset:go"}, AllowPrivate: r.AllowPrivate}).Validate(); err != nil {
+	if err := (egress.Policy{AllowPrivate: private}).Validate(); err != nil {
 		return nil, fmt.Errorf("--allow-private: %w", err)
 	}
-	for _, f := range b.caFiles {
+	return buildRunner(private, b.caFiles, "--ca-file")
+}
+
+// buildRunner is a build sandbox whose steps' registries may resolve to
+// private and may be trusted with the certificates of caFiles (flag names
+// them in errors).
+func buildRunner(private []netip.Prefix, caFiles []string, flag string) (*sandbox.BuildRunner, error) {
+	r := &sandbox.BuildRunner{AllowPrivate: private}
+	for _, f := range caFiles {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("--ca-file: %w", err)
+			return nil, fmt.Errorf("%s: %w", flag, err)
 		}
 		pem, err := sandbox.ParseTrust(data)
 		if err != nil {
-			return nil, fmt.Errorf("--ca-file %s: %w", f, err)
+			return nil, fmt.Errorf("%s %s: %w", flag, f, err)
 		}
 		r.Trust = append(r.Trust, pem...)
 	}

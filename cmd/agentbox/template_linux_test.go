@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -196,5 +197,21 @@ func TestDaemonTemplate(t *testing.T) {
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.Code != client.CodeInvalid || !strings.Contains(ce.Message, `no template "tiny"`) {
 		t.Fatalf("tenant b on tiny: %v", err)
+	}
+}
+
+// TestServeBuildsCAFile: the daemon reads builds.ca_files when it starts and
+// refuses to start on one that holds no certificate, naming the key.
+func TestServeBuildsCAFile(t *testing.T) {
+	testenv.RequireRoot(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "site.crt"), []byte("not a certificate\n"), 0o644)
+	cfg := filepath.Join(dir, "agentbox.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("socket: %s\nstate_dir: %s\nbuilds: {allow_private: [203.0.113.0/24], ca_files: [site.crt]}\n"+
+		"tenants: {a: {}}\ntokens: [{token: %s, tenant: a, scopes: [admin]}]\n",
+		filepath.Join(dir, "run", "agentbox.sock"), filepath.Join(dir, "state"), e2eToken)), 0o600)
+	_, errOut, st := cli(t, "serve", "--config", cfg)
+	if st == 0 || !strings.Contains(errOut, "builds.ca_files "+filepath.Join(dir, "site.crt")+": not PEM") {
+		t.Fatalf("serve with a bad builds.ca_files: status %d, stderr %q", st, errOut)
 	}
 }

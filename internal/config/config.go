@@ -61,6 +61,10 @@ type Config struct {
 	// "operator" sees every series and "admin" its own tenant's.
 	PublicMetrics bool `yaml:"public_metrics"`
 
+	// Builds say how the build steps of the templates the daemon builds (the
+	// API's template builds) reach their registries.
+	Builds Builds `yaml:"builds"`
+
 	MCP       MCP               `yaml:"mcp"`
 	Artifacts Artifacts         `yaml:"artifacts"`
 	Shutdown  Shutdown          `yaml:"shutdown"`
@@ -70,6 +74,19 @@ type Config struct {
 	// (env.Pool); none by default.
 	Pools  []Pool  `yaml:"pools"`
 	Tokens []Token `yaml:"tokens"`
+}
+
+// Builds configure build sandboxes where a site reaches the registries
+// through a mirror or a TLS interceptor on a private address, as
+// `template build --allow-private` and `--ca-file` do for one build.
+type Builds struct {
+	// AllowPrivate are private or reserved prefixes the registries' names
+	// (each step's preset's, and no other name) may resolve to.
+	AllowPrivate []netip.Prefix `yaml:"allow_private"`
+	// CAFiles are PEM files of certificates the steps with a network trust
+	// besides their root's bundle (the interceptor's CA); relative paths are
+	// read from the configuration file's directory. Read when the daemon starts.
+	CAFiles []string `yaml:"ca_files"`
 }
 
 // MCP configures /mcp.
@@ -312,6 +329,17 @@ func (c *Config) finish(dir string) error {
 	}
 	if c.StateDir == "" {
 		c.StateDir = DefaultStateDir()
+	}
+	if err := (egress.Policy{AllowPrivate: c.Builds.AllowPrivate}).Validate(); err != nil {
+		return bad("builds.allow_private: %v", err)
+	}
+	for i, f := range c.Builds.CAFiles {
+		if f == "" {
+			return bad("builds.ca_files[%d]: empty; name a PEM file", i)
+		}
+		if !filepath.IsAbs(f) {
+			c.Builds.CAFiles[i] = filepath.Join(dir, f)
+		}
 	}
 	if c.Shutdown.Grace == 0 {
 		c.Shutdown.Grace = Duration(30 * time.Second)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +104,8 @@ func TestParseRejects(t *testing.T) {
 		{"bad template name", "tenants: {a: {templates: {use: [Python]}}}\ntokens: [" + tok + "]", `templates: image name "Python"`},
 		{"two builders", "tenants: {a: {templates: {build: [py]}}, b: {templates: {build: [py]}}}\ntokens: [" + tok + "]", `may both build template "py"`},
 		{"star builder not alone", "tenants: {a: {templates: {build: [\"*\"]}}, b: {templates: {use: [py]}}}\ntokens: [" + tok + "]", `no other tenant may have templates`},
+		{"bad build prefix", "builds: {allow_private: [10.1.2.3/8]}\ntenants: {a: {}}\ntokens: [" + tok + "]", "builds.allow_private"},
+		{"empty CA file", "builds: {ca_files: [\"\"]}\ntenants: {a: {}}\ntokens: [" + tok + "]", "builds.ca_files[0]"},
 		{"negative connections", "limits: {max_connections: -1}\ntenants: {a: {}}\ntokens: [" + tok + "]", "negative"},
 		{"empty pool", "pools: [{}]\ntenants: {a: {}}\ntokens: [" + tok + "]", "pools[0]: set min"},
 		{"pool max below min", "pools: [{min: 4, max: 2}]\ntenants: {a: {}}\ntokens: [" + tok + "]", "max 2 is below min 4"},
@@ -244,5 +247,22 @@ func TestLocalWorkspaceRoots(t *testing.T) {
 	c := Local("local-token-0123456789", home)
 	if r := c.Tenants["local"]; len(r.WorkspaceRoots) != 1 || len(r.MountRoots) != 0 {
 		t.Fatalf("Local roots %+v", r)
+	}
+}
+
+// TestParseBuilds: builds' prefixes are read as prefixes, relative CA files from
+// the configuration's directory.
+func TestParseBuilds(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Parse([]byte("builds: {allow_private: [203.0.113.80/32], ca_files: [site.crt, /etc/site.crt]}\ntenants: {a: {}}\n"+
+		"tokens: [{token: abcdefghijklmnopqrstuvwxyz, tenant: a, scopes: [exec]}]"), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Builds.AllowPrivate) != 1 || c.Builds.AllowPrivate[0].String() != "203.0.113.80/32" {
+		t.Errorf("allow_private: %v", c.Builds.AllowPrivate)
+	}
+	if want := []string{filepath.Join(dir, "site.crt"), "/etc/site.crt"}; !slices.Equal(c.Builds.CAFiles, want) {
+		t.Errorf("ca_files: %q, want %q", c.Builds.CAFiles, want)
 	}
 }

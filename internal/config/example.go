@@ -66,6 +66,9 @@ tokens:
     file: agentbox.token
     scopes: [env:create, exec, file:read, file:write, artifact:read, admin, operator]
 
+# builds:                      # template builds' steps, where a mirror or TLS interceptor fronts the registries
+#   allow_private: []          # private prefixes the registries' names may resolve to, e.g. 10.1.0.0/16
+#   ca_files: []               # PEM CA files the steps trust, e.g. /usr/local/share/ca-certificates/site.crt
 # mcp:
 #   allowed_origins: []        # browser origins besides the daemon's loopback ones
 # artifacts: {ttl: 168h, max_bytes: 8G, gc_interval: 10m}
