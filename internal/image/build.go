@@ -74,7 +74,12 @@ func (s *Store) Build(ctx context.Context, spec *Spec, opts BuildOptions) (*Reco
 	if err != nil {
 		return nil, err
 	}
-	r := &Record{Layers: b.layers, Host: b.host, Source: "build", Packages: packagesOf(s.layerDirs(b.layers)), Build: &b.rec}
+	dirs := s.layerDirs(b.layers)
+	if b.host {
+		// A host base's packages are the host's (apt steps are refused on it).
+		dirs = append([]string{"/"}, dirs...)
+	}
+	r := &Record{Layers: b.layers, Host: b.host, Source: "build", Packages: packagesOf(dirs), Build: &b.rec}
 	stored, err := s.writeImage(r, raw)
 	if err != nil {
 		return nil, err

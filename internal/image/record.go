@@ -27,8 +27,8 @@ type Record struct {
 	Source string `json:"source"`
 	// Created is when it entered this store.
 	Created time.Time `json:"created"`
-	// Packages are the Debian packages installed in it (dpkg's status file), if
-	// any.
+	// Packages are the Debian packages installed in it (dpkg's status file; on
+	// a host base, the host's), if any.
 	Packages []Package `json:"packages,omitempty"`
 	// Build says how a built image was made.
 	Build *BuildRecord `json:"build,omitempty"`

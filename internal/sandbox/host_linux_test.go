@@ -62,6 +62,9 @@ workdir: /workspace
 	if !rec.Host || !strings.HasPrefix(rec.Build.Base, "host sha256:") {
 		t.Errorf("record: host %v, base %q", rec.Host, rec.Build.Base)
 	}
+	if _, err := os.Stat("/var/lib/dpkg/status"); err == nil && len(rec.Packages) == 0 {
+		t.Errorf("the record lists none of the host's packages")
+	}
 	assertHostUntouched(t, victim, before)
 	im, err := s.Open("onhost")
 	if err != nil {
