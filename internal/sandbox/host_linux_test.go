@@ -28,6 +28,12 @@ func TestHostBase(t *testing.T) {
 	}
 	victim := hostVictim(t)
 	before := fileDigest(t, victim)
+	trueBefore, trueMode := fileDigest(t, "/usr/bin/true"), fileMode(t, "/usr/bin/true")
+	bundle := "/etc/ssl/certs/ca-certificates.crt"
+	var bundleBefore string
+	if _, err := os.Stat(bundle); err == nil {
+		bundleBefore = fileDigest(t, bundle)
+	}
 	s, err := image.OpenStore(t.TempDir(), image.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +104,10 @@ echo new > /usr/local/share/agentbox-host-base-new
 : > /usr/bin/agentbox-host-base-new
 cat ` + hostMarker + `
 if ls /root/ /work/ 2>/dev/null; then echo host-private-visible; fi
+chmod 0777 /usr/bin/true
+echo appended >> /usr/bin/true
+ln /usr/bin/true /opt/tool/hard 2>/dev/null || true
+if echo x >> /etc/ssl/certs/ca-certificates.crt 2>/dev/null; then echo host-etc-written; fi
 `
 	r := runIn(t, Config{Image: im, Argv: []string{"sh", "-c", script}})
 	want := "built\n0\ncopied in\n0\nstep\nvictim-gone\nfrom-the-host-sh\n/\nsandbox\n"
@@ -105,6 +115,12 @@ if ls /root/ /work/ 2>/dev/null; then echo host-private-visible; fi
 		t.Errorf("on the host base: exit %d, stdout %q, want %q; stderr %s", r.exit.ExitCode, r.stdout, want, r.stderr)
 	}
 	assertHostUntouched(t, victim, before)
+	if got, mode := fileDigest(t, "/usr/bin/true"), fileMode(t, "/usr/bin/true"); got != trueBefore || mode != trueMode {
+		t.Errorf("the sandbox changed the host's /usr/bin/true: %s %v, was %s %v", got, mode, trueBefore, trueMode)
+	}
+	if bundleBefore != "" && fileDigest(t, bundle) != bundleBefore {
+		t.Errorf("the sandbox changed the host's %s", bundle)
+	}
 	for _, p := range []string{"/usr/local/share/agentbox-host-base-new", "/usr/bin/agentbox-host-base-new"} {
 		if _, err := os.Lstat(p); err == nil {
 			os.Remove(p)
@@ -137,6 +153,15 @@ func hostVictim(t *testing.T) string {
 	}
 	t.Skip("no regular file to use under /usr")
 	return ""
+}
+
+func fileMode(t *testing.T, p string) os.FileMode {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode()
 }
 
 func fileDigest(t *testing.T, p string) string {
