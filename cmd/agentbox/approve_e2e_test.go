@@ -57,8 +57,19 @@ func TestSessionsApprove(t *testing.T) {
 	if _, errOut, st = run(t, env, "sessions", "deny", sess, "req_1"); st == 0 || !strings.Contains(errOut, "answered already") {
 		t.Fatalf("a second answer: exit %d\n%s", st, errOut)
 	}
-	if out, errOut, st = run(t, env, "resume", sess); st != 0 || !strings.Contains(out, "stop_reason: done") {
+	events := filepath.Join(dir, "events.jsonl")
+	if out, errOut, st = run(t, env, "resume", sess, "--events", events); st != 0 || !strings.Contains(out, "stop_reason: done") {
 		t.Fatalf("resume: %d\n%s\n%s", st, out, errOut)
+	}
+	// trace stats counts the interruption across the pause: one request, one approval.
+	out, errOut, st = run(t, env, "trace", "stats", "--json", events)
+	var stats struct {
+		Requests int     `json:"approval_requests"`
+		Approved int     `json:"approved"`
+		Rate     float64 `json:"approval_rate"`
+	}
+	if st != 0 || json.Unmarshal([]byte(out), &stats) != nil || stats.Requests != 1 || stats.Approved != 1 || stats.Rate != 1 {
+		t.Fatalf("trace stats: %d %+v\n%s\n%s", st, stats, out, errOut)
 	}
 	if b, _ := os.ReadFile(ledger); strings.Count(string(b), "\n") != 1 {
 		t.Fatalf("the ledger holds %q, want one entry", b)
