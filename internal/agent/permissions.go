@@ -51,7 +51,8 @@ type Permissions struct {
 	reqs    int
 
 	scanMu  sync.Mutex
-	scanned bool     // ScanEgress succeeded at least once
+	tried   bool     // ScanEgress was called
+	scanErr error    // why its last call failed; nil once it succeeded
 	values  []string // the secret values read, as last given to ScanEgress
 }
 
@@ -128,11 +129,28 @@ func (g *Permissions) init() {
 	})
 }
 
-// Decide implements tool.Gate.
-func (g *Permissions) Decide(_ context.Context, c tool.Call, a policy.Action) policy.Verdict {
+// Decide implements tool.Gate. An outgoing call of a tainted session is refused
+// while its egress scan is not on (ScanEgress failed, or a resumed session has
+// not turned it on yet and cannot): the second line is not skipped silently.
+func (g *Permissions) Decide(ctx context.Context, c tool.Call, a policy.Action) policy.Verdict {
 	g.init()
-	return g.Policy.Decide(a, policy.Context{Call: c.ID, Grants: g.Grants, Taint: g.Taint.Labels(), Sandbox: g.Sandbox,
+	v := g.Policy.Decide(a, policy.Context{Call: c.ID, Grants: g.Grants, Taint: g.Taint.Labels(), Sandbox: g.Sandbox,
 		Overlay: g.Overlay, Allowlist: g.Allowlist, Intent: g.Intent})
+	if !v.Confine || v.Decision == policy.Deny || g.ScanEgress == nil {
+		return v
+	}
+	g.scanMu.Lock()
+	if !g.tried || g.scanErr != nil {
+		g.turnScanOnLocked(ctx) // try again: a failure may have passed
+	}
+	err := g.scanErr
+	g.scanMu.Unlock()
+	if err != nil {
+		v.Decision = policy.Deny
+		v.Needs = append(v.Needs, policy.Judgement{Need: policy.Need{Kind: policy.KindTool, Tool: c.Tool}, Decision: policy.Deny,
+			Rule: "egress-scan", Why: fmt.Sprintf("%s: refused: the session is tainted and its egress scan could not be turned on (%v); nothing is sent until it is", c.Tool, err)})
+	}
+	return v
 }
 
 // Observe implements tool.Gate: it spends the call's one-time grants and taints
@@ -179,13 +197,20 @@ func (g *Permissions) scanEgress(content string, sensitive bool) string {
 			values = append(slices.Clip(values), v)
 		}
 	}
-	if g.scanned && len(values) == len(g.values) {
+	if g.tried && len(values) == len(g.values) {
 		return ""
 	}
-	if err := g.ScanEgress(context.Background(), values); err != nil {
-		return "not on: " + err.Error()
+	g.values = values
+	return g.turnScanOnLocked(context.Background())
+}
+
+// turnScanOnLocked calls ScanEgress with the values read; it returns "on" or
+// why not, and keeps the error for Decide.
+func (g *Permissions) turnScanOnLocked(ctx context.Context) string {
+	g.tried = true
+	if g.scanErr = g.ScanEgress(context.WithoutCancel(ctx), g.values); g.scanErr != nil {
+		return "not on: " + g.scanErr.Error()
 	}
-	g.scanned, g.values = true, values
 	return "on"
 }
 

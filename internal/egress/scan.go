@@ -2,6 +2,8 @@ package egress
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -20,8 +22,11 @@ import (
 // then intercepted (with the sandbox's CA, as for Secrets) so that HTTPS is read
 // too. Off, tunnels stay end to end and nothing is read: no cost.
 //
-// It sees what the proxy sees: a secret encoded (base64, compressed, encrypted) or
-// split across requests passes.
+// Values are found as they are, hex-encoded (either case) and base64-encoded
+// (either alphabet, padded or not, at any offset). It sees what the proxy sees: a
+// value encoded otherwise (compressed, encrypted, encoded twice, base64 broken
+// into lines) or split across requests passes, and the shapes of secret.Scan
+// are looked for in the text as sent only.
 type Scan struct {
 	On bool `json:"on"`
 	// MaxBody bounds the body the proxy buffers to read; a larger one is refused,
@@ -43,7 +48,7 @@ const MinScanValue = 8
 type scanRule struct {
 	on      bool
 	maxBody int64
-	values  []string
+	values  valueSet
 }
 
 func compileScan(s Scan) (scanRule, error) {
@@ -56,7 +61,9 @@ func compileScan(s Scan) (scanRule, error) {
 	}
 	for _, v := range s.Values {
 		if len(v) >= MinScanValue {
-			r.values = append(r.values, v)
+			for _, n := range encodings(v) {
+				r.values.add(n)
+			}
 		}
 	}
 	return r, nil
@@ -65,13 +72,112 @@ func compileScan(s Scan) (scanRule, error) {
 // find returns what in text is a secret, as "rule NAME" or "a value the session
 // read", never the secret itself; "" if nothing.
 func (r scanRule) find(text string) string {
-	for _, v := range r.values {
-		if strings.Contains(text, v) {
-			return "a value the session read"
-		}
+	if what := r.values.find(text); what != "" {
+		return what
 	}
 	if fs := secret.Scan(text); len(fs) > 0 {
 		return fmt.Sprintf("%s (%s, %d bytes)", fs[0].Rule, fs[0].Class, fs[0].End-fs[0].Start)
+	}
+	return ""
+}
+
+// encodings returns the needles of a value: the value; its hex, matched in
+// either case; and for base64 (standard and URL alphabets, padded or not) the
+// characters that depend on the value's bytes alone, for each of the three
+// alignments the value can have in the encoded text (what precedes it shifts
+// it by 0, 1 or 2 bytes in a 3-byte group). Encoding the few values a session
+// read and looking for all of them in one pass (valueSet) is cheaper than
+// decoding every candidate run of a request at every alignment
+// (BenchmarkScanFind), and finds the same.
+func encodings(v string) []needle {
+	out := []needle{{text: v}, {text: hex.EncodeToString([]byte(v)), how: "hex", fold: true}}
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		for shift := range 3 {
+			e := enc.EncodeToString(append(make([]byte, shift), v...))
+			// Characters [start, end) hold 6 bits each of the value only: the
+			// first ones mix in the bytes before it, the last one those after.
+			start, end := (shift*8+5)/6, (shift+len(v))*8/6
+			out = append(out, needle{text: e[start:end], how: "base64"})
+		}
+	}
+	return out
+}
+
+// needle is a form of a value that must not leave: the value itself, or a
+// substring every encoding of it holds wherever it sits in the encoded text.
+// Every needle is at least 4 bytes long (MinScanValue is more).
+type needle struct {
+	text string
+	how  string // "", "base64" or "hex"
+	fold bool   // matched ignoring ASCII case (hex of either case)
+}
+
+// valueSet finds any of its needles in one pass over a text: a bit filter on
+// each 4-byte window (as is, and case-folded for the fold needles) and, on a
+// hit, the needles that begin with that window.
+type valueSet struct {
+	filter [1 << 16 / 64]uint64
+	by     map[uint32][]needle
+}
+
+func window(s string) uint32 {
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
+// caseless folds ASCII letters of a window (and some punctuation with them,
+// which only costs a filter hit).
+const caseless = 0x20202020
+
+func slot(w uint32) uint32 { return (w * 0x9E3779B1) >> 16 }
+
+func (vs *valueSet) add(n needle) {
+	w := window(n.text)
+	if n.fold {
+		n.text = strings.ToLower(n.text)
+		w |= caseless
+	}
+	if vs.by == nil {
+		vs.by = map[uint32][]needle{}
+	}
+	for _, m := range vs.by[w] {
+		if m.text == n.text && m.fold == n.fold {
+			return
+		}
+	}
+	vs.by[w] = append(vs.by[w], n)
+	i := slot(w)
+	vs.filter[i/64] |= 1 << (i % 64)
+}
+
+func (vs *valueSet) hit(w uint32) bool {
+	i := slot(w)
+	return vs.filter[i/64]&(1<<(i%64)) != 0
+}
+
+func (vs *valueSet) find(text string) string {
+	if len(vs.by) == 0 {
+		return ""
+	}
+	for i := 0; i+4 <= len(text); i++ {
+		w := window(text[i:])
+		for _, k := range [2]uint32{w, w | caseless} {
+			if !vs.hit(k) {
+				continue
+			}
+			for _, n := range vs.by[k] {
+				rest := text[i:]
+				if len(rest) < len(n.text) {
+					continue
+				}
+				if n.fold && k == w|caseless && strings.EqualFold(rest[:len(n.text)], n.text) ||
+					!n.fold && k == w && rest[:len(n.text)] == n.text {
+					if n.how != "" {
+						return "a value the session read, " + n.how + "-encoded"
+					}
+					return "a value the session read"
+				}
+			}
+		}
 	}
 	return ""
 }

@@ -1,6 +1,8 @@
 package egress_test
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"strings"
@@ -83,14 +85,28 @@ func TestScanStopsSecrets(t *testing.T) {
 	}
 }
 
-// TestScanBase64Passes: a base64 copy of the .env is no secret's shape and no
-// value read: it passes (THREAT-MODEL.md, a limit). The test fails if that changes
-// without the threat model being updated.
-func TestScanBase64Passes(t *testing.T) {
+// TestScanEncodedStopped: a value the session read, sent base64-encoded (after
+// other base64, padded, over HTTPS) or hex-encoded in upper case in the query,
+// is refused: the origin receives nothing, and the event names the encoding,
+// never the value. (Before, a base64 copy of the .env passed.)
+func TestScanEncodedStopped(t *testing.T) {
 	f, c := scanFixture(t, true, 0)
-	code, _ := do(t, c, "POST", f.httpsURL(originName, "/upload"), nil, "ZW52PQ==QVdTX0FDQ0VTU19LRVlfSUQ9QUtJQUlPU0ZPRE5ON0VYQU1QTFEKREJfUEFTU1dPUkQ9WmszeFA5cUxtMlZ3OFJ0NQo=")
-	if code != http.StatusOK || len(f.origin.Requests()) != 1 {
-		t.Fatalf("%d, origin saw %d", code, len(f.origin.Requests()))
+	hexValue := strings.ToUpper(hex.EncodeToString([]byte(scanValue)))
+	for _, tc := range []struct{ method, url, body, how string }{
+		{"POST", f.httpsURL(originName, "/upload"), "ZW52PQ==" + base64.StdEncoding.EncodeToString([]byte(scanEnv)), "base64"},
+		{"GET", f.httpURL(originName, "/q?d="+hexValue), "", "hex"},
+	} {
+		before := len(f.proxy.Log())
+		if code, _ := do(t, c, tc.method, tc.url, nil, tc.body); code == http.StatusOK {
+			t.Errorf("%s: %d", tc.how, code)
+		}
+		e := f.waitEvent(t, func(e egress.Event) bool { return e.Seq > uint64(before) && e.Decision == egress.Denied })
+		if e.Reason != egress.ReasonSecretInRequest || !strings.Contains(e.Detail, tc.how+"-encoded") || strings.Contains(e.Detail, scanValue) {
+			t.Errorf("%s: event %+v", tc.how, e)
+		}
+	}
+	if n := len(f.origin.Requests()); n != 0 {
+		t.Fatalf("the origin saw %d requests", n)
 	}
 }
 

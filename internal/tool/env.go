@@ -126,17 +126,26 @@ func (e *Env) NetworkLog() func(ctx context.Context, after uint64) ([]egress.Eve
 	}
 }
 
-// ScanEgress is Permissions.ScanEgress for a session in e, or nil when e has no
-// network: it sets the network e was created with, scanning (egress.Scan), with
-// values the exact strings the session has read.
+// ScanEgress is Permissions.ScanEgress for a session in e, or nil when nothing
+// of e reaches a network: it turns the egress scan (egress.Scan) on, with values
+// the exact strings the session has read, in both proxies a send can go
+// through: the sandbox's (it sets the network e was created with, scanning)
+// and http.fetch's on the host.
 func (e *Env) ScanEgress() func(ctx context.Context, values []string) error {
-	if e.net == nil {
+	if e.net == nil && e.fetch == nil {
 		return nil
 	}
 	return func(ctx context.Context, values []string) error {
-		n := *e.net
-		n.Scan.On, n.Scan.Values = true, slices.Clone(values)
-		return e.svc.SetNetwork(ctx, e.owner, e.ID, n)
+		var errs []error
+		if e.fetch != nil {
+			errs = append(errs, e.fetch.scan(values))
+		}
+		if e.net != nil {
+			n := *e.net
+			n.Scan.On, n.Scan.Values = true, slices.Clone(values)
+			errs = append(errs, e.svc.SetNetwork(ctx, e.owner, e.ID, n))
+		}
+		return errors.Join(errs...)
 	}
 }
 

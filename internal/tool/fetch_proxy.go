@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
+	"sync"
 
 	"github.com/agentbox/agentbox/internal/egress"
 )
@@ -18,6 +20,9 @@ type fetchProxy struct {
 	proxy *egress.Proxy
 	l     net.Listener
 	done  chan error
+
+	mu     sync.Mutex
+	policy egress.Policy // as last set
 }
 
 // openFetch starts a proxy with cfg on loopback and returns the http.fetch tool
@@ -31,7 +36,7 @@ func openFetch(cfg egress.Config) (Spec, *fetchProxy, error) {
 	if err != nil {
 		return Spec{}, nil, fmt.Errorf("tool: egress proxy for http.fetch: %w", err)
 	}
-	fp := &fetchProxy{proxy: p, l: l, done: make(chan error, 1)}
+	fp := &fetchProxy{proxy: p, l: l, done: make(chan error, 1), policy: cfg.Policy}
 	go func() { fp.done <- p.Serve(l) }()
 	roots, err := x509.SystemCertPool()
 	if err != nil {
@@ -47,6 +52,21 @@ func openFetch(cfg egress.Config) (Spec, *fetchProxy, error) {
 		return Spec{}, nil, err
 	}
 	return spec, fp, nil
+}
+
+// scan turns the proxy's egress scan on with values, as the sandbox's proxy's
+// is (Env.ScanEgress): one mechanism, egress.Scan, whichever proxy a send
+// goes through.
+func (fp *fetchProxy) scan(values []string) error {
+	fp.mu.Lock()
+	defer fp.mu.Unlock()
+	p := fp.policy
+	p.Scan.On, p.Scan.Values = true, slices.Clone(values)
+	if err := fp.proxy.SetPolicy(p); err != nil {
+		return fmt.Errorf("tool: egress scan of http.fetch: %w", err)
+	}
+	fp.policy = p
+	return nil
 }
 
 func (fp *fetchProxy) close() error {
