@@ -49,6 +49,7 @@ type agentOptions struct {
 	// approvalWait is how long a durable session waits for an answer to an
 	// approval request before it stops (0: it pauses at once).
 	approvalWait time.Duration
+	delegate     bool
 	ledger       string
 }
 
@@ -118,7 +119,8 @@ func agentFlags(f *pflag.FlagSet, o *agentOptions) {
 	f.StringVar(&o.ledger, "ledger", "", "offer ledger.append, appending to this host file: an effect outside the sandbox that is neither checkable nor idempotent (--mode long calls it once)")
 	f.StringVar(&o.session, "session", "", "keep the session's journal in this directory: the session survives a crash (agentbox resume DIR)")
 	f.DurationVar(&o.approvalWait, "approval-wait", 0, "with --session: how long to wait for agentbox sessions approve|deny before stopping with policy_stop (0: pause at once; agentbox resume DIR continues)")
-	f.StringVar(&o.via, "via", "", "how --mode exfil sends: http.fetch (default), exec, or mcp:TOOL")
+	f.StringVar(&o.via, "via", "", "how --mode exfil sends: http.fetch (default), exec, mcp:TOOL, delegate (a subagent reads .env) or delegate-send (a subagent sends it)")
+	f.BoolVar(&o.delegate, "delegate", false, "offer agent.delegate: a subagent in the same environment under the session's permissions (its taint and grants; scripted: mode errand)")
 	o.modelFlags(f)
 	o.perm.flags(f)
 	f.Int64Var(&o.limits.MaxInputTokens, "max-input-tokens", 0, "model input-token budget (0: none)")
@@ -315,16 +317,31 @@ func agentMain(ctx context.Context, o *agentOptions, argv []string) error {
 		sinks = append(sinks, trace.NewProjector(w))
 	}
 	mount := o.perm.mountMCP
+	if o.delegate || strings.HasPrefix(o.via, "delegate") {
+		sub := func(string) (agent.Policy, error) { return &agent.Scripted{Mode: agent.ModeErrand}, nil }
+		if mp, ok := policy.(*agent.ModelPolicy); ok {
+			sub = func(string) (agent.Policy, error) { return mp.Sub(), nil }
+		}
+		next := mount
+		mount = func(ctx context.Context, r *tool.Registry) (func(), error) {
+			if err := r.Register(agent.DelegateTool(agent.Delegation{Policy: sub, Limits: agent.Limits{MaxWall: o.limits.MaxWall,
+				MaxInputTokens: o.limits.MaxInputTokens, MaxOutputTokens: o.limits.MaxOutputTokens}})); err != nil {
+				return nil, err
+			}
+			return next(ctx, r)
+		}
+	}
 	if o.ledger != "" {
 		ledger, err := filepath.Abs(o.ledger)
 		if err != nil {
 			return err
 		}
+		next := mount
 		mount = func(ctx context.Context, r *tool.Registry) (func(), error) {
 			if err := r.Register(agent.LedgerTool(ledger)); err != nil {
 				return nil, err
 			}
-			return o.perm.mountMCP(ctx, r)
+			return next(ctx, r)
 		}
 	}
 	live := sinks

@@ -33,7 +33,7 @@ func (l *loop) call(ctx context.Context, step int, c tool.Call, held []grant.Req
 	for round := 1; ; round++ {
 		reqs, asked := held, true
 		if round > 1 || len(held) == 0 {
-			out := l.o.Tools.Call(ctx, c, l.budget.charge)
+			out := l.o.Tools.Call(context.WithValue(ctx, runtimeKey{}, &runtime{l: l, step: step, call: c.ID}), c, l.budget.charge)
 			if out.Verdict != nil {
 				rev := 0
 				if g != nil {

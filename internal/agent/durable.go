@@ -81,9 +81,9 @@ func (l *loop) restore(st *journal.State) error {
 		if err := p.Grants.Restore(st.Grants); err != nil {
 			return err
 		}
-		p.mu.Lock()
-		p.reqs = st.Requested
-		p.mu.Unlock()
+		p.sh.mu.Lock()
+		p.sh.reqs = st.Requested
+		p.sh.mu.Unlock()
 	}
 	for _, id := range st.Order {
 		c := st.Calls[id]

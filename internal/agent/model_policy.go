@@ -50,6 +50,14 @@ type ModelPolicy struct {
 	requests int
 }
 
+// Sub returns a fresh policy with p's model and settings and none of its
+// conversation: a subagent's (agent.delegate), whose spending the same Meter
+// records.
+func (p *ModelPolicy) Sub() *ModelPolicy {
+	return &ModelPolicy{Client: p.Client, Meter: p.Meter, Model: p.Model, Label: p.Name() + ":sub", System: p.System,
+		MaxOutputTokens: p.MaxOutputTokens, Temperature: p.Temperature, Prices: p.Prices}
+}
+
 // Name implements Policy.
 func (p *ModelPolicy) Name() string {
 	if p.Label != "" {

@@ -48,9 +48,15 @@ type Permissions struct {
 	once    sync.Once
 	mu      sync.Mutex
 	pending map[string]observed // per call id, until the loop records it
-	reqs    int
+	sh      *shared             // with its subagents (Fork)
+}
 
-	scanMu  sync.Mutex
+// shared is the state a session and its subagents hold as one: the numbering
+// of approval requests (one journal holds them all) and the egress scan (one
+// environment, whose proxies must refuse every value any of them read).
+type shared struct {
+	mu      sync.Mutex
+	reqs    int
 	tried   bool     // ScanEgress was called
 	scanErr error    // why its last call failed; nil once it succeeded
 	values  []string // the secret values read, as last given to ScanEgress
@@ -126,7 +132,31 @@ func (g *Permissions) init() {
 			g.Taint = &taint.State{}
 		}
 		g.pending = map[string]observed{}
+		if g.sh == nil {
+			g.sh = &shared{}
+		}
 	})
+}
+
+// Fork returns the permissions of a subagent named child, in the same
+// environment: the same policy, sandbox, approver (but a journal's mailbox) and
+// egress scan; the parent's
+// session grants that fit (grant.Set.Fork: what a person grants the child stays
+// with it); the parent's taint, inherited (taint.State.Fork), so the child
+// cannot send what the parent read. What the child reads taints the parent
+// when it finishes (taint.State.Merge, Delegate) and turns the one egress scan
+// on at once: delegation launders neither taint nor grants.
+func (g *Permissions) Fork(child string) *Permissions {
+	g.init()
+	c := &Permissions{Policy: g.Policy, Grants: g.Grants.Fork(child), Taint: g.Taint.Fork(child), Sandbox: g.Sandbox,
+		Overlay: g.Overlay, Allowlist: g.Allowlist, Intent: g.Intent, Approver: g.Approver, ScanEgress: g.ScanEgress, sh: g.sh}
+	if _, ok := g.Approver.(*Mailbox); ok {
+		// The journal's mailbox holds the session's own requests: a subagent's
+		// ask is unanswered (its session stops; the parent sees the refusal).
+		c.Approver = nil
+	}
+	c.init()
+	return c
 }
 
 // Decide implements tool.Gate. An outgoing call of a tainted session is refused
@@ -139,12 +169,12 @@ func (g *Permissions) Decide(ctx context.Context, c tool.Call, a policy.Action) 
 	if !v.Confine || v.Decision == policy.Deny || g.ScanEgress == nil {
 		return v
 	}
-	g.scanMu.Lock()
-	if !g.tried || g.scanErr != nil {
+	g.sh.mu.Lock()
+	if !g.sh.tried || g.sh.scanErr != nil {
 		g.turnScanOnLocked(ctx) // try again: a failure may have passed
 	}
-	err := g.scanErr
-	g.scanMu.Unlock()
+	err := g.sh.scanErr
+	g.sh.mu.Unlock()
 	if err != nil {
 		v.Decision = policy.Deny
 		v.Needs = append(v.Needs, policy.Judgement{Need: policy.Need{Kind: policy.KindTool, Tool: c.Tool}, Decision: policy.Deny,
@@ -189,27 +219,27 @@ func (g *Permissions) scanEgress(content string, sensitive bool) string {
 	if g.ScanEgress == nil || !g.Taint.Tainted() {
 		return ""
 	}
-	g.scanMu.Lock()
-	defer g.scanMu.Unlock()
-	values := g.values
+	g.sh.mu.Lock()
+	defer g.sh.mu.Unlock()
+	values := g.sh.values
 	for _, v := range secretValues(content, sensitive) {
 		if !slices.Contains(values, v) {
 			values = append(slices.Clip(values), v)
 		}
 	}
-	if g.tried && len(values) == len(g.values) {
+	if g.sh.tried && len(values) == len(g.sh.values) {
 		return ""
 	}
-	g.values = values
+	g.sh.values = values
 	return g.turnScanOnLocked(context.Background())
 }
 
 // turnScanOnLocked calls ScanEgress with the values read; it returns "on" or
 // why not, and keeps the error for Decide.
 func (g *Permissions) turnScanOnLocked(ctx context.Context) string {
-	g.tried = true
-	if g.scanErr = g.ScanEgress(context.WithoutCancel(ctx), g.values); g.scanErr != nil {
-		return "not on: " + g.scanErr.Error()
+	g.sh.tried = true
+	if g.sh.scanErr = g.ScanEgress(context.WithoutCancel(ctx), g.sh.values); g.sh.scanErr != nil {
+		return "not on: " + g.sh.scanErr.Error()
 	}
 	return "on"
 }
@@ -249,10 +279,11 @@ func (g *Permissions) take(call string) observed {
 }
 
 func (g *Permissions) nextRequest() string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.reqs++
-	return "req_" + strconv.Itoa(g.reqs)
+	g.init()
+	g.sh.mu.Lock()
+	defer g.sh.mu.Unlock()
+	g.sh.reqs++
+	return "req_" + strconv.Itoa(g.sh.reqs)
 }
 
 // Approver answers approval requests: a person at a terminal, the API's

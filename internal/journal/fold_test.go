@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/agentbox/agentbox/internal/grant"
+	"github.com/agentbox/agentbox/internal/taint"
 	"github.com/agentbox/agentbox/internal/trace"
 )
 
@@ -165,5 +166,27 @@ func TestFoldApprovals(t *testing.T) {
 	stray := append(evs[:len(evs):len(evs)], trace.Event{Seq: int64(len(evs) + 1), Type: trace.ApprovalResolved, CallID: "call_1", Data: b})
 	if _, err := Fold(stray); !errors.Is(err, ErrInvariant) {
 		t.Fatalf("a request resolved but never asked: %v", err)
+	}
+}
+
+// TestFoldSubagentTaint: what a subagent read taints the session's state, so a
+// driver that dies while a subagent runs resumes as tainted as it was: a crash
+// does not launder a delegation's taint.
+func TestFoldSubagentTaint(t *testing.T) {
+	mem := &trace.Memory{}
+	log := trace.NewLog(trace.LogOptions{Session: "s-test", Sinks: []trace.Sink{mem}})
+	log.Emit(trace.SessionCreated, 0, "", trace.SessionInfo{Session: "s-test", Goal: "g"})
+	sub := &trace.Memory{}
+	child := trace.NewLog(trace.LogOptions{Session: "s-test.sub1", Sinks: []trace.Sink{sub}})
+	child.Emit(trace.TaintAdded, 1, "call_1", trace.TaintInfo{Labels: []taint.Label{{Class: "secret", Source: "file:.env", Rule: "sensitive:read"}}})
+	for _, e := range sub.Events() {
+		log.Emit(trace.SubagentEvent, 1, "call_1", trace.SubagentRecord{Session: "s-test.sub1", Event: e})
+	}
+	st, err := Fold(mem.Events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Taint) != 1 || st.Taint[0].Source != "file:.env" {
+		t.Fatalf("taint after a subagent's read: %+v", st.Taint)
 	}
 }

@@ -249,6 +249,20 @@ func (st *State) apply(e trace.Event) error {
 			return err
 		}
 		st.Taint = append(st.Taint, ti.Labels...)
+	case trace.SubagentEvent:
+		// A subagent's reads taint the session; its own steps and calls are
+		// its own (a resume runs the delegating call again or asks a person).
+		var r trace.SubagentRecord
+		if err := dec(&r); err != nil {
+			return err
+		}
+		if r.Event.Type == trace.TaintAdded {
+			var ti trace.TaintInfo
+			if err := json.Unmarshal(r.Event.Data, &ti); err != nil {
+				return fmt.Errorf("%w: subagent taint: %v", ErrInvariant, err)
+			}
+			st.Taint = append(st.Taint, ti.Labels...)
+		}
 	case trace.ApprovalRequested:
 		var r grant.Request
 		if err := dec(&r); err != nil {

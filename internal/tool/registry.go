@@ -101,6 +101,23 @@ func NewRegistry(o Options) *Registry {
 	return r
 }
 
+// WithGate returns a registry with r's scopes, world and tools but those named
+// in drop, whose calls g decides: a subagent's view of its parent's
+// environment, under its own permissions. Tools registered on either later are
+// not seen by the other.
+func (r *Registry) WithGate(g Gate, drop ...string) *Registry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	c := &Registry{grants: r.grants, clock: r.clock, gate: g, tools: map[string]*entry{}, world: r.world}
+	for _, name := range r.order {
+		if !slices.Contains(drop, name) {
+			c.tools[name] = r.tools[name]
+			c.order = append(c.order, name)
+		}
+	}
+	return c
+}
+
 // nameRE is the MCP and agentbox tool name syntax (dots allowed; the model
 // adapters map them to what each protocol accepts).
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
