@@ -24,7 +24,13 @@
 // runs without one), records the grants and makes the same call again; a request
 // nobody answers ends the session with policy_stop, or, where the run says so
 // (eval: nobody is there), is refused and the session goes on, never a silent
-// allow. Mount mounts only the MCP tools whose definitions match their pins.
+// allow. A durable session's Mailbox pauses it on an ask (the call has not run)
+// until a person's answer is left in the journal (AnswerRequest; an MCP client's
+// elicitation through InputRequests and AnswerInputs), and resume continues the
+// held call. Mount mounts only the MCP tools whose definitions match their pins.
+// DelegateTool runs a subagent in the same environment under the session's
+// permissions forked (Permissions.Fork): delegation launders neither taint nor
+// grants.
 //
 // A durable session (RunDurable, RunSession with a journal.Store) commits each
 // event to its journal before acting on it, records each call's effect

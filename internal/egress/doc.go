@@ -49,8 +49,9 @@
 // UDP; without Scan it does not inspect end-to-end tunnels beyond the ClientHello (an allowed
 // host's CDN may route by the encrypted Host: domain fronting is stopped only where
 // the SNI is what the CDN routes by); it cannot keep an allowed host from echoing an
-// injected secret back; Scan does not see a secret encoded (base64, compressed)
-// or split across requests; it does not answer DNS for the sandbox.
+// injected secret back; Scan finds the values read as sent, in hex and in base64,
+// but not a secret compressed, encrypted, encoded twice or split across requests;
+// it does not answer DNS for the sandbox.
 //
 // Wiring (done in package sandbox and nsinit, not here): the sandbox's init, before
 // it confines itself, opens a TCP listener on 127.0.0.1:3128 in the sandbox's

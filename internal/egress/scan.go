@@ -118,6 +118,7 @@ type needle struct {
 type valueSet struct {
 	filter [1 << 16 / 64]uint64
 	by     map[uint32][]needle
+	fold   bool // some needle is matched ignoring case
 }
 
 func window(s string) uint32 {
@@ -145,6 +146,7 @@ func (vs *valueSet) add(n needle) {
 		}
 	}
 	vs.by[w] = append(vs.by[w], n)
+	vs.fold = vs.fold || n.fold
 	i := slot(w)
 	vs.filter[i/64] |= 1 << (i % 64)
 }
@@ -155,28 +157,39 @@ func (vs *valueSet) hit(w uint32) bool {
 }
 
 func (vs *valueSet) find(text string) string {
-	if len(vs.by) == 0 {
+	if len(vs.by) == 0 || len(text) < 4 {
 		return ""
 	}
-	for i := 0; i+4 <= len(text); i++ {
-		w := window(text[i:])
-		for _, k := range [2]uint32{w, w | caseless} {
-			if !vs.hit(k) {
-				continue
+	w := window(text)
+	for i := 0; ; i++ {
+		if vs.hit(w) {
+			if what := vs.match(text[i:], w, false); what != "" {
+				return what
 			}
-			for _, n := range vs.by[k] {
-				rest := text[i:]
-				if len(rest) < len(n.text) {
-					continue
-				}
-				if n.fold && k == w|caseless && strings.EqualFold(rest[:len(n.text)], n.text) ||
-					!n.fold && k == w && rest[:len(n.text)] == n.text {
-					if n.how != "" {
-						return "a value the session read, " + n.how + "-encoded"
-					}
-					return "a value the session read"
-				}
+		}
+		if vs.fold && vs.hit(w|caseless) {
+			if what := vs.match(text[i:], w|caseless, true); what != "" {
+				return what
 			}
+		}
+		if i+4 >= len(text) {
+			return ""
+		}
+		w = w>>8 | uint32(text[i+4])<<24
+	}
+}
+
+// match returns what needle filed under window key k begins rest, if any.
+func (vs *valueSet) match(rest string, k uint32, fold bool) string {
+	for _, n := range vs.by[k] {
+		if n.fold != fold || len(rest) < len(n.text) {
+			continue
+		}
+		if fold && strings.EqualFold(rest[:len(n.text)], n.text) || !fold && rest[:len(n.text)] == n.text {
+			if n.how != "" {
+				return "a value the session read, " + n.how + "-encoded"
+			}
+			return "a value the session read"
 		}
 	}
 	return ""
