@@ -67,7 +67,9 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	json.NewEncoder(os.Stdout).Encode(out)
+	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+		fail(err)
+	}
 }
 
 func fail(err error) {
@@ -263,7 +265,7 @@ func density(c *client.Client, o options) (any, error) {
 		return nil, terr
 	}
 	tail := distOf(slices.Concat(lat...))
-	n := float64(after.inits)
+	n := float64(max(after.inits, 1))
 	per := func(a, b int64) float64 { return float64(a-b) / n / (1 << 20) }
 	return map[string]any{"mode": "density", "n": o.n, "created_in_s": elapsed.Seconds(), "inits": after.inits,
 		"per_env_mib": map[string]float64{
@@ -304,8 +306,8 @@ func memory(pid int) usage {
 	}
 	for _, f := range kids {
 		kid, _ := strconv.Atoi(f)
-		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", kid))
-		if strings.TrimSpace(string(comm)) != "agentbox-init" {
+		argv, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", kid))
+		if a0, _, _ := strings.Cut(string(argv), "\x00"); a0 != "agentbox-init" {
 			continue
 		}
 		u.inits++

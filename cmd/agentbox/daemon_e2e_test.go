@@ -24,6 +24,8 @@ import (
 const (
 	e2eToken  = "e2e-token-0123456789abcdef"
 	e2eTokenB = "e2e-token-b-0123456789abcd"
+	// e2eTokenOp reads the daemon's own metrics (its pools').
+	e2eTokenOp = "e2e-token-op-0123456789abc"
 )
 
 type daemon struct {
@@ -39,7 +41,11 @@ type daemon struct {
 
 // startDaemon runs agentbox serve with a fresh configuration and waits until it
 // answers. state may be reused to restart on the same state directory.
-func startDaemon(t *testing.T, dir string) *daemon {
+func startDaemon(t *testing.T, dir string) *daemon { return startDaemonWith(t, dir, "") }
+
+// startDaemonWith is startDaemon with extra top-level YAML in the
+// configuration ("%[1]s" in it is tenant a's workspace root).
+func startDaemonWith(t *testing.T, dir, extra string) *daemon {
 	t.Helper()
 	testenv.RequireRoot(t)
 	d := &daemon{t: t, socket: filepath.Join(dir, "run", "agentbox.sock"), state: filepath.Join(dir, "state"),
@@ -55,7 +61,8 @@ tenants:
 tokens:
   - {name: a, token: %s, tenant: a, scopes: [admin]}
   - {name: b, token: %s, tenant: b, scopes: [admin]}
-`, d.socket, d.state, d.work, e2eToken, e2eTokenB)
+  - {name: op, token: %s, tenant: b, scopes: [operator]}
+`, d.socket, d.state, d.work, e2eToken, e2eTokenB, e2eTokenOp) + strings.ReplaceAll(extra, "%[1]s", d.work)
 	if err := os.WriteFile(d.cfg, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

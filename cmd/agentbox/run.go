@@ -27,6 +27,8 @@ type runOptions struct {
 	template  string
 	image     string
 	stateDir  string
+	pool      bool              // run in the daemon's environment when one is reachable
+	changed   func(string) bool // whether a flag was given
 }
 
 func runCmd() *cobra.Command {
@@ -82,6 +84,10 @@ this run and trusted inside).`,
 			if cmd.Flags().Changed("pids") && l.Pids == 0 {
 				l.Pids = runner.Unlimited
 			}
+			o.changed = cmd.Flags().Changed
+			if !cmd.Flags().Changed("pool") && os.Getenv("AGENTBOX_POOL") == "1" {
+				o.pool = true
+			}
 			return runMain(cmd.Context(), o)
 		},
 	}
@@ -114,6 +120,7 @@ this run and trusted inside).`,
 	f.StringVar(&o.spec.Sandbox.DiffOut, "diff-out", "", "write the workspace changes as a unified diff to this file; what it cannot carry is named on '# agentbox:' lines (namespace isolation)")
 	f.Var(sizeValue{&o.spec.Sandbox.TmpSize}, "tmp-size", "size of the sandbox's /tmp (namespace isolation; default 256M)")
 	f.Var(sizeValue{&o.spec.Sandbox.WorkspaceSize}, "workspace-size", "how much the command may write to the copy-on-write workspace, held in memory (namespace isolation, as root; default 1G)")
+	f.BoolVar(&o.pool, "pool", false, "run in a fresh environment of the agentbox daemon (--server, $AGENTBOX_SERVER or the local socket), from its warm pool when one has the workspace, template and limits asked for; without a reachable daemon, run here (default: $AGENTBOX_POOL=1)")
 	o.net.add(f)
 	return cmd, o
 }
@@ -143,6 +150,15 @@ func (o *runOptions) validate() error {
 func runMain(ctx context.Context, o *runOptions) error {
 	if err := o.validate(); err != nil {
 		return err
+	}
+	if o.pool {
+		status, ok, err := runPooled(ctx, o)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return exitError{status}
+		}
 	}
 	im, err := openImage(o.stateDir, o.template, o.image)
 	if err != nil {
