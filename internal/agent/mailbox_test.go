@@ -82,7 +82,8 @@ func answer(t *testing.T, dir, req string, allow bool, scope string) error {
 }
 
 // TestApprovalPauseResume: an ask in a durable session with nobody waiting
-// pauses it with the request recorded; the held call has not run (ledger.append,
+// pauses it with the request recorded (a resume before an answer pauses again);
+// the held call has not run (ledger.append,
 // an effect that cannot be checked, is not left unknown); once a person answers
 // through the mailbox, resume records the answer and makes the held call, once.
 // A one-time approval covers that call only (the next write is asked again);
@@ -93,6 +94,11 @@ func TestApprovalPauseResume(t *testing.T) {
 	res, _ := drive(t, dir, ledger, 0, nil, ledgerCall("deploy-1"), writeCall(".git/config", "a"), writeCall(".git/config", "b"))
 	if res.StopReason != StopPaused || !strings.Contains(res.Detail, "req_1") || ledgerLines(t, ledger) != 0 {
 		t.Fatalf("first run: %s (%s), %d ledger lines; want paused on req_1, none", res.StopReason, res.Detail, ledgerLines(t, ledger))
+	}
+	// A resume before anyone answered pauses again on the same request, asked once.
+	res, _ = drive(t, dir, ledger, 0, nil, writeCall(".git/config", "a"), writeCall(".git/config", "b"))
+	if st := loadState(t, dir); res.StopReason != StopPaused || !strings.Contains(res.Detail, "req_1") || st.Requested != 1 || ledgerLines(t, ledger) != 0 {
+		t.Fatalf("a resume with no answer: %s (%s), %d requests, %d ledger lines", res.StopReason, res.Detail, st.Requested, ledgerLines(t, ledger))
 	}
 	if err := answer(t, dir, "req_9", true, ""); err == nil || !strings.Contains(err.Error(), "req_1") {
 		t.Fatalf("an answer to a request not asked: %v", err)
