@@ -204,6 +204,40 @@ func (b *Budget) before(now time.Time) trace.Budget {
 	return out
 }
 
+// share returns a subagent's limits: lim, each budget lowered to what b has
+// left (a subagent spends its parent's budget, so delegation launders none of
+// it), or an error when b has no step or tool call left to give.
+func (b *Budget) share(lim Limits) (Limits, error) {
+	lim = lim.withDefaults()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	steps, calls := b.lim.MaxSteps-b.steps, b.lim.MaxToolCalls-b.toolCalls
+	if steps <= 0 || calls <= 0 {
+		return lim, &BudgetError{What: "steps and tool calls", Need: 1, Left: float64(min(steps, calls))}
+	}
+	lim.MaxSteps, lim.MaxToolCalls = min(lim.MaxSteps, steps), min(lim.MaxToolCalls, calls)
+	lower := func(child *int64, parent, used int64) {
+		if parent > 0 && (*child <= 0 || *child > parent-used) {
+			*child = max(parent-used, 1)
+		}
+	}
+	lower(&lim.MaxInputTokens, b.lim.MaxInputTokens, int64(b.used.InputTokens)+b.resIn)
+	lower(&lim.MaxOutputTokens, b.lim.MaxOutputTokens, int64(b.used.OutputTokens)+b.resOut)
+	if l := b.lim.MaxCostUSD; l > 0 && (lim.MaxCostUSD <= 0 || lim.MaxCostUSD > l-b.costLocked()) {
+		lim.MaxCostUSD = max(l-b.costLocked(), 1e-9)
+	}
+	return lim, nil
+}
+
+// absorb adds what a subagent spent to its parent's budget.
+func (b *Budget) absorb(steps, toolCalls int, used trace.Usage) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.steps += steps
+	b.toolCalls += toolCalls
+	b.used.Add(used)
+}
+
 // restore sets what a resumed session had spent.
 func (b *Budget) restore(steps, toolCalls int, used trace.Usage) {
 	b.mu.Lock()

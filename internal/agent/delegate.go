@@ -18,8 +18,9 @@ const DelegateName = "agent.delegate"
 type Delegation struct {
 	// Policy makes a subagent's policy for its goal.
 	Policy func(goal string) (Policy, error)
-	// Limits bound each subagent (Limits' defaults where zero); it has what is
-	// left of its parent's wall time at most.
+	// Limits bound each subagent (Limits' defaults where zero), lowered to
+	// what its parent has left: what the subagent spends (steps, tool calls,
+	// tokens, money) is the parent's, and so is its wall time.
 	Limits Limits
 }
 
@@ -71,6 +72,10 @@ func (l *loop) delegate(ctx context.Context, d Delegation, step int, call, goal 
 	if !ok || d.Policy == nil {
 		return tool.Result{}, errors.New("agent.delegate: the session's tools are not a registry, or no subagent policy")
 	}
+	lim, err := l.budget.share(d.Limits)
+	if err != nil {
+		return tool.Result{}, tool.Errorf(tool.EBUDGET, false, tool.ActStop, "agent.delegate: the session's %v", err)
+	}
 	pol, err := d.Policy(goal)
 	if err != nil {
 		return tool.Result{}, tool.Errorf(tool.EINVAL, false, tool.ActFixArgs, "agent.delegate: %v", err)
@@ -92,11 +97,12 @@ func (l *loop) delegate(ctx context.Context, d Delegation, step int, call, goal 
 	fwd := forward(func(e trace.Event) {
 		l.log.Emit(trace.SubagentEvent, step, call, trace.SubagentRecord{Session: child, Event: e})
 	})
-	res, err := Run(ctx, Options{Goal: goal, Policy: pol, Tools: tools, Limits: d.Limits, Permissions: perms,
+	res, err := Run(ctx, Options{Goal: goal, Policy: pol, Tools: tools, Limits: lim, Permissions: perms,
 		Log: trace.NewLog(trace.LogOptions{Session: child, Sinks: []trace.Sink{fwd}})})
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("agent.delegate: %w", err)
 	}
+	l.budget.absorb(res.Steps, res.ToolCalls, res.Usage)
 	end := trace.SubagentEnd{Session: child, StopReason: string(res.StopReason), Detail: res.Detail, Steps: res.Steps,
 		ToolCalls: res.ToolCalls, Answer: res.Answer}
 	if parent != nil {

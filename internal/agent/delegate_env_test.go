@@ -113,3 +113,29 @@ func lastSubagentResult(evs []trace.Event) tool.Envelope {
 	}
 	return f.Result
 }
+
+// TestDelegateSpendsParentBudget: what a subagent spends is its parent's: its
+// tool calls count in the parent's result, and a parent with no tool call left
+// after the delegating one starts no subagent (EBUDGET), where before a
+// subagent had a whole budget of its own.
+func TestDelegateSpendsParentBudget(t *testing.T) {
+	for _, tc := range []struct {
+		calls, want, reads int
+	}{{3, 2, 1}, {1, 1, 0}} {
+		g := &Permissions{Sandbox: policy.SandboxNamespace, Overlay: true}
+		r, w := guarded(t, g)
+		mountDelegate(t)(r)
+		b, _ := json.Marshal(map[string]string{"goal": "read calc.py"})
+		res, evs, _ := session(t, Options{Policy: &Sequence{Decisions: []Decision{{Tool: DelegateName, Args: b}}}, Tools: r,
+			Permissions: g, Limits: Limits{MaxToolCalls: tc.calls}})
+		if res.ToolCalls != tc.want || w.calls["fs.read"] != tc.reads {
+			t.Fatalf("budget %d: %d tool calls, %d reads; want %d, %d (%s: %s)", tc.calls, res.ToolCalls, w.calls["fs.read"],
+				tc.want, tc.reads, res.StopReason, res.Detail)
+		}
+		if tc.reads == 0 {
+			if r := lastResult(evs); r.Error == nil || r.Error.Code != tool.EBUDGET || len(ofType(evs, trace.SubagentStarted)) != 0 {
+				t.Fatalf("budget %d: the delegation's result %+v", tc.calls, r)
+			}
+		}
+	}
+}

@@ -250,18 +250,29 @@ func (st *State) apply(e trace.Event) error {
 		}
 		st.Taint = append(st.Taint, ti.Labels...)
 	case trace.SubagentEvent:
-		// A subagent's reads taint the session; its own steps and calls are
-		// its own (a resume runs the delegating call again or asks a person).
+		// A subagent's reads taint the session and its spending is the
+		// session's; its calls are its own (a resume asks a person about a
+		// delegating call it lost).
 		var r trace.SubagentRecord
 		if err := dec(&r); err != nil {
 			return err
 		}
-		if r.Event.Type == trace.TaintAdded {
+		switch r.Event.Type {
+		case trace.TaintAdded:
 			var ti trace.TaintInfo
 			if err := json.Unmarshal(r.Event.Data, &ti); err != nil {
 				return fmt.Errorf("%w: subagent taint: %v", ErrInvariant, err)
 			}
 			st.Taint = append(st.Taint, ti.Labels...)
+		case trace.TurnStarted: // what it spends is the session's budget (agent.Budget.absorb)
+			st.Steps++
+		case trace.ToolExecutionStarted:
+			st.ToolCalls++
+		case trace.ModelResponseReceived:
+			var m trace.ModelResponse
+			if err := json.Unmarshal(r.Event.Data, &m); err == nil {
+				st.Usage.Add(trace.Usage{Requests: 1, InputTokens: m.InputTokens, OutputTokens: m.OutputTokens, CostUSD: m.CostUSD})
+			}
 		}
 	case trace.ApprovalRequested:
 		var r grant.Request
