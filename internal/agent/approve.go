@@ -52,7 +52,11 @@ func (l *loop) call(ctx context.Context, step int, c tool.Call, held []grant.Req
 				return refused(tool.Errorf(tool.EPERM, false, tool.ActStop, "the call was still asked about after %d approvals: %s",
 					maxAskRounds, out.Verdict.Reason())), nil
 			}
-			reqs, asked = grant.Group(grant.Items(c.ID, c.Tool, *out.Verdict), g.Grants.Goal().Revision, g.nextRequest), false
+			items := grant.Items(c.ID, c.Tool, *out.Verdict)
+			if round == 1 {
+				items = append(items, l.queuedAsks(ctx, items)...)
+			}
+			reqs, asked = grant.Group(items, g.Grants.Goal().Revision, g.nextRequest), false
 		}
 		denied, end := l.ask(ctx, step, c.ID, reqs, asked)
 		if end != nil {
@@ -62,6 +66,55 @@ func (l *loop) call(ctx context.Context, step int, c tool.Call, held []grant.Req
 			return refused(tool.Errorf(tool.EPERM, false, tool.ActStop, "%s", strings.Join(denied, "; "))), nil
 		}
 	}
+}
+
+// Queued is a policy that knows the calls it will propose next without being
+// asked again (a model reply's further tool calls): the loop puts their
+// low-risk asks to the person together with the current call's, so that a run
+// of them is one question (seed 004: low-risk actions in a row are presented
+// together). Only session grants come of it: a queued call's one-time or
+// higher-risk needs are asked when it is made.
+type Queued interface {
+	Queued() []Decision
+}
+
+// queuedAsks returns the asks of the policy's queued calls that join the
+// current call's request: when every item of it is low-risk, those of the
+// queued calls after it, up to the first that is not all low-risk (or that a
+// grant or rule already decides). The queued calls are judged, not run.
+func (l *loop) queuedAsks(ctx context.Context, items []grant.Item) []grant.Item {
+	q, ok := l.o.Policy.(Queued)
+	j, jok := l.o.Tools.(interface {
+		Judge(context.Context, tool.Call) (policy.Verdict, bool)
+	})
+	if _, file := l.o.Permissions.Approver.(ApprovalsFile); !ok || !jok || file || !allLow(items) {
+		return nil // an approvals file answers item by item: nothing to gather
+	}
+	var out []grant.Item
+	for _, d := range q.Queued() {
+		if d.CallID == "" || d.ArgsError != "" {
+			break
+		}
+		v, ok := j.Judge(ctx, tool.Call{ID: d.CallID, Tool: d.Tool, Args: d.Args})
+		if !ok || v.Decision != policy.Ask {
+			break
+		}
+		its := grant.Items(d.CallID, d.Tool, v)
+		if !allLow(its) {
+			break
+		}
+		out = append(out, its...)
+	}
+	return out
+}
+
+func allLow(items []grant.Item) bool {
+	for _, it := range items {
+		if it.Once || it.Risk.Score >= grant.LowRisk {
+			return false
+		}
+	}
+	return len(items) > 0
 }
 
 // observed records what the result of a call brought: taint, the egress scan,
@@ -109,7 +162,7 @@ func (l *loop) ask(ctx context.Context, step int, call string, reqs []grant.Requ
 		}
 		l.log.Emit(trace.ApprovalResolved, step, call, res)
 		for i, d := range a.Decisions {
-			if d != policy.Allow || err != nil {
+			if (d != policy.Allow || err != nil) && r.Items[i].Call == call { // a queued call's item is its own
 				by := a.By
 				if by == "" {
 					by = "the approver"

@@ -118,6 +118,19 @@ func (p *ModelPolicy) start(s *State) {
 	}
 }
 
+// Queued implements Queued: the reply's tool calls not yet made.
+func (p *ModelPolicy) Queued() []Decision {
+	var out []Decision
+	for _, c := range p.pending {
+		d := Decision{Tool: c.Name, Args: c.Args, CallID: c.ID}
+		if c.ArgsErr != nil {
+			d.Args, d.ArgsError = nil, c.ArgsErr.Error()
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 func (p *ModelPolicy) pop(text string) Decision {
 	c := p.pending[0]
 	p.pending = p.pending[1:]

@@ -292,6 +292,28 @@ func (r *Registry) Call(ctx context.Context, c Call, charge func(Cost) error) (o
 	return out
 }
 
+// Judge returns what the gate would decide of a call now, running nothing and
+// recording nothing (the loop's look at a policy's queued calls); false for a
+// call Call would refuse before the gate (no such tool, an ungranted scope, bad
+// arguments) or a registry without a gate.
+func (r *Registry) Judge(ctx context.Context, c Call) (policy.Verdict, bool) {
+	r.mu.RLock()
+	e, ok := r.tools[c.Tool]
+	r.mu.RUnlock()
+	if !ok || !r.grants[e.spec.Scope] || r.gate == nil {
+		return policy.Verdict{}, false
+	}
+	args, verr := checkArgs(e.in, c.Args)
+	if verr != nil {
+		return policy.Verdict{}, false
+	}
+	a, err := e.spec.action(ctx, args)
+	if err != nil {
+		return policy.Verdict{}, false
+	}
+	return r.gate.Decide(ctx, c, a), true
+}
+
 // errCharged marks a failure that happened after the cost was paid.
 type errCharged struct{ error }
 
