@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/agentbox/agentbox/internal/testenv"
 )
 
 // TestSessionsApprove: the interactive approval path end to end. The long
@@ -17,13 +15,7 @@ import (
 // (a second answer is refused), and resume records the answer and makes the
 // held call once, and the session finishes.
 func TestSessionsApprove(t *testing.T) {
-	testenv.RequireRoot(t)
-	ws := t.TempDir()
-	if err := os.WriteFile(filepath.Join(ws, "README"), []byte("hi\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp}
+	ws, _, env := sessionFixture(t)
 	dir := t.TempDir()
 	sess, ledger := filepath.Join(dir, "s"), filepath.Join(dir, "ledger")
 	out, errOut, st := run(t, env, "agent", "--workspace", ws, "--goal", "the long task", "--mode", "long", "--session", sess,

@@ -13,6 +13,20 @@ import (
 	"github.com/agentbox/agentbox/internal/trace"
 )
 
+// sessionFixture is the long scripted session's setup (root only): a
+// workspace with one file, and an environment whose HOME and TMPDIR are the
+// test's own directory tmp.
+func sessionFixture(t *testing.T) (ws, tmp string, env []string) {
+	t.Helper()
+	testenv.RequireRoot(t)
+	ws = t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "README"), []byte("hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tmp = t.TempDir()
+	return ws, tmp, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp}
+}
+
 // TestResumeAfterSIGKILL is the SIGKILL sample of the crash campaign (the bulk
 // is agent.TestCrashCampaign, in process): the real agentbox agent --session
 // with a real local environment kills itself (AGENTBOX_CRASH_AT) at points of
@@ -21,13 +35,7 @@ import (
 // must reach the uninterrupted run's diff with one ledger entry, and leave no
 // environment directory behind.
 func TestResumeAfterSIGKILL(t *testing.T) {
-	testenv.RequireRoot(t)
-	ws := t.TempDir()
-	if err := os.WriteFile(filepath.Join(ws, "README"), []byte("hi\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp}
+	ws, tmp, env := sessionFixture(t)
 	agentArgs := func(dir, ledger string) []string {
 		return []string{"agent", "--workspace", ws, "--goal", "the long task", "--mode", "long", "--session", dir,
 			"--ledger", ledger, "--test-cmd", "true", "--grant", "tool:ledger.append"}

@@ -26,6 +26,9 @@ var etcFiles = map[string]string{
 		"networks: files\nprotocols: files\nservices: files\nethers: files\nrpc: files\n",
 }
 
+// systemDirs are the host directories that hold programs and libraries.
+var systemDirs = []string{"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"}
+
 // etcHost lists the host /etc entries mirrored read-only (symlinks recreated):
 // the dynamic linker cache, CA certificates (Debian and Red Hat layouts), OpenSSL's
 // configuration, Debian's alternatives symlinks (awk, cc, editor…), the time zone,

@@ -8,3 +8,7 @@ func EtcFiles() map[string]string { return maps.Clone(etcFiles) }
 
 // EtcHost returns the host /etc entries a sandbox mirrors read-only.
 func EtcHost() []string { return append([]string(nil), etcHost...) }
+
+// SystemDirs returns the host directories holding programs and libraries that
+// a sandbox mirrors read-only.
+func SystemDirs() []string { return append([]string(nil), systemDirs...) }

@@ -125,9 +125,6 @@ func mirror(src, dst, name string) error {
 	}
 }
 
-// systemDirs are the host directories that hold programs and libraries.
-var systemDirs = []string{"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"}
-
 // mountSystem mirrors the system directories of the root file system at prefix.
 func mountSystem(prefix string) error {
 	for _, d := range systemDirs {
