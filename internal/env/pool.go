@@ -33,9 +33,10 @@ type Pool struct {
 	// without one. Without Network TTL is ignored.
 	Network bool          `json:"network,omitempty"`
 	TTL     time.Duration `json:"ttl,omitempty"`
-	// Min members are kept ready; a claim that finds none ready doubles the
-	// pool's size, up to Max (default Min); after Idle without such a miss
-	// (default 1 minute) the size halves, down to Min.
+	// Min members are kept ready; a claim that finds none ready or takes the
+	// last one doubles the pool's size, up to Max (default Min): a burst that
+	// drains the pool raises it. After Idle without such a claim (default 1
+	// minute) the size halves, down to Min.
 	Min  int           `json:"min"`
 	Max  int           `json:"max,omitempty"`
 	Idle time.Duration `json:"idle,omitempty"`
@@ -83,7 +84,7 @@ type pool struct {
 	ready     []*environment // oldest first
 	starting  int
 	size      int
-	lastMiss  time.Time // or the last shrink
+	lastMiss  time.Time // the last claim that drained the pool, or the last shrink
 	lastClaim time.Time
 	retryAt   time.Time // after a failed start
 	backoff   time.Duration
@@ -155,8 +156,8 @@ func (m *Manager) newPools() error {
 	return nil
 }
 
-// claim takes a ready member of k's pool, nil when there is none (a miss grows
-// the pool). A member on another image than img (the template was rebuilt
+// claim takes a ready member of k's pool, nil when there is none. A claim
+// that leaves none ready grows the pool. A member on another image than img (the template was rebuilt
 // since it started) is not what a fresh create gets: it is destroyed.
 func (m *Manager) claim(k shape, img *image.Image) *environment {
 	m.mu.Lock()
@@ -175,12 +176,15 @@ func (m *Manager) claim(k shape, img *image.Image) *environment {
 			e = nil
 		}
 	}
+	now := time.Now()
 	if e != nil {
 		p.stat.Claims++
-		p.lastClaim = time.Now()
+		p.lastClaim = now
 	} else {
 		p.stat.Misses++
-		p.lastMiss = time.Now()
+	}
+	if len(p.ready) == 0 {
+		p.lastMiss = now
 		p.size = min(p.cfg.Max, max(2*p.size, 1))
 	}
 	m.mu.Unlock()
@@ -246,11 +250,13 @@ func (m *Manager) wakeFiller() {
 	}
 }
 
-// refillQuiet is how long a pool that still has members ready waits after a
-// claim before it refills: a burst of creates is served from what is ready,
-// and a sandbox started meanwhile would take the CPU that the burst's first
-// commands need (measured: a refill beside a claimed environment's first exec
-// made it 30 ms instead of 4).
+// refillQuiet is how long a pool waits after a claim before it refills, empty
+// or not: a burst of creates is served from what is ready, and a sandbox
+// started meanwhile would take the CPU that the burst's first commands need
+// (measured: a refill beside a claimed environment's first exec made it 30 ms
+// instead of 4; refilling a drained pool at once took one of the two cores
+// from a burst of 50 first execs). Misses do not delay it: creates that keep
+// finding the pool empty start cold until members are ready again.
 const refillQuiet = 100 * time.Millisecond
 
 // filler keeps the pools at their size, starting members one at a time, and
@@ -306,7 +312,7 @@ func (m *Manager) nextToFill(now time.Time) (*pool, time.Duration) {
 		if c := m.cfg.MaxEnvironments; c > 0 && len(m.envs)+m.pooled() >= c {
 			return nil, 0
 		}
-		if quiet := p.lastClaim.Add(refillQuiet); len(p.ready) > 0 && now.Before(quiet) {
+		if quiet := p.lastClaim.Add(refillQuiet); now.Before(quiet) {
 			if w := quiet.Sub(now); wait == 0 || w < wait {
 				wait = w
 			}
@@ -351,7 +357,7 @@ func (m *Manager) fillOne(p *pool) {
 	}
 }
 
-// shrink halves each pool idle (no miss) for its Idle, down to Min, and
+// shrink halves each pool not drained for its Idle, down to Min, and
 // destroys the members past its size, oldest first.
 func (m *Manager) shrink(now time.Time) {
 	var surplus []*environment

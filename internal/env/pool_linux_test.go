@@ -192,23 +192,29 @@ func TestPoolShapes(t *testing.T) {
 	}
 }
 
-// TestPoolAdapts: a claim that finds the pool empty doubles its size up to
-// Max, the filler fills it, and idle periods halve it back to Min, destroying
-// the surplus.
+// TestPoolAdapts: a claim that drains the pool (takes its last ready member,
+// or finds none) doubles its size up to Max, the filler fills it, and idle
+// periods halve it back to Min, destroying the surplus.
 func TestPoolAdapts(t *testing.T) {
 	m := newPoolManager(t, Config{ReapInterval: time.Hour, Pools: []Pool{{Min: 1, Max: 3, Idle: time.Hour}}})
 	waitPool(t, m, 0, 1)
-	create(t, m, CreateOptions{})
-	create(t, m, CreateOptions{}) // a miss
+	create(t, m, CreateOptions{}) // drains it
 	s := waitPool(t, m, 0, 2)
-	if s.Size != 2 || s.Claims != 1 || s.Misses != 1 {
-		t.Fatalf("after a miss: %+v", s)
+	if s.Size != 2 || s.Claims != 1 || s.Misses != 0 {
+		t.Fatalf("after a draining claim: %+v", s)
 	}
 	create(t, m, CreateOptions{})
-	create(t, m, CreateOptions{})
-	create(t, m, CreateOptions{}) // a miss: 4, capped at 3
-	if s := waitPool(t, m, 0, 3); s.Size != 3 || s.Claims != 3 || s.Misses != 2 || s.Started != 6 {
-		t.Fatalf("after the second miss: %+v", s)
+	if s := m.PoolStats()[0]; s.Size != 2 {
+		t.Fatalf("a claim that left a member ready grew the pool: %+v", s)
+	}
+	create(t, m, CreateOptions{}) // drains it: 4, capped at 3
+	// As many creates as the pool holds and one more: whether the last finds a
+	// member the filler started meanwhile or none, the size stays at Max.
+	for range 4 {
+		create(t, m, CreateOptions{})
+	}
+	if s := waitPool(t, m, 0, 3); s.Size != 3 || s.Claims+s.Misses != 7 {
+		t.Fatalf("after a burst past Max: %+v", s)
 	}
 	before := members(m)
 	var prints []footprint
