@@ -137,20 +137,6 @@ func (s *store) put(r io.Reader, size int64, a Artifact) (Artifact, error) {
 	return a, nil
 }
 
-// putFile stores the file at path (a command's output on the host).
-func (s *store) putFile(path string, a Artifact) (Artifact, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Artifact{}, fmt.Errorf("artifact store: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Artifact{}, fmt.Errorf("artifact store: %w", err)
-	}
-	return s.put(f, fi.Size(), a)
-}
-
 func (s *store) blob(sum string) string { return filepath.Join(s.dir, "blobs", sum) }
 
 func (s *store) ownerDir(tenant string) string {

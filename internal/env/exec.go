@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -49,16 +48,16 @@ func (m *Manager) Exec(ctx context.Context, owner Owner, id string, r ExecReques
 	return res, err
 }
 
-// outputs are the files a command's whole stdout and stderr go to.
-type outputs struct{ stdout, stderr string }
+// outputs are where a command's whole stdout and stderr go.
+type outputs struct{ stdout, stderr *output }
 
 func (o outputs) remove() {
-	os.Remove(o.stdout)
-	os.Remove(o.stderr)
+	o.stdout.remove()
+	o.stderr.remove()
 }
 
-// spec turns a request into a runner.Spec whose whole output goes to files in the
-// environment's state directory.
+// spec turns a request into a runner.Spec whose whole output is kept (see
+// output), spilling to files in the environment's state directory.
 func (e *environment) spec(r ExecRequest) (runner.Spec, outputs, error) {
 	if len(r.Argv) == 0 || r.Argv[0] == "" {
 		return runner.Spec{}, outputs{}, fmt.Errorf("%w: no command", ErrInvalid)
@@ -79,14 +78,14 @@ func (e *environment) spec(r ExecRequest) (runner.Spec, outputs, error) {
 	e.nextOut++
 	name := filepath.Join(e.dir, "out-"+strconv.Itoa(e.nextOut))
 	e.mu.Unlock()
-	out := outputs{stdout: name + ".stdout", stderr: name + ".stderr"}
+	out := outputs{stdout: &output{path: name + ".stdout"}, stderr: &output{path: name + ".stderr"}}
 	return runner.Spec{
-		TTY:        r.TTY,
-		Argv:       r.Argv,
-		Env:        env,
-		Cwd:        cwd,
-		StdoutFile: out.stdout,
-		StderrFile: out.stderr,
+		TTY:    r.TTY,
+		Argv:   r.Argv,
+		Env:    env,
+		Cwd:    cwd,
+		Stdout: out.stdout,
+		Stderr: out.stderr,
 		Limits: runner.Limits{
 			Timeout:     r.Timeout,
 			OutputLimit: r.OutputLimit,
@@ -101,14 +100,18 @@ func (e *environment) spec(r ExecRequest) (runner.Spec, outputs, error) {
 func (e *environment) keepOutputs(owner Owner, proc string, res *runner.Result, out outputs) {
 	for _, s := range []struct {
 		truncated bool
-		file      string
+		out       *output
 		stream    string
 		ref       *string
 	}{{res.StdoutTruncated, out.stdout, "stdout", &res.StdoutRef}, {res.StderrTruncated, out.stderr, "stderr", &res.StderrRef}} {
 		if !s.truncated {
 			continue
 		}
-		a, err := e.m.store.putFile(s.file, Artifact{Owner: owner, Name: proc + "." + s.stream, EnvID: e.id,
+		r, size, err := s.out.stream()
+		if err != nil {
+			continue
+		}
+		a, err := e.m.store.put(r, size, Artifact{Owner: owner, Name: proc + "." + s.stream, EnvID: e.id,
 			Source: "exec:" + e.id + ":" + proc + ":" + s.stream})
 		if err == nil {
 			*s.ref = a.Ref

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -189,21 +190,29 @@ func TestTimeoutKillsOnlyItsTree(t *testing.T) {
 }
 
 // TestOutputArtifacts: a stream whose capture was truncated is stored whole as an
-// artifact of the caller; one that fit is not.
+// artifact of the caller, whether it spilled to a file (past spillMemory) or
+// not; one that fit is not; nothing is left in the environment's directory.
 func TestOutputArtifacts(t *testing.T) {
 	m := newManager(t, Config{})
 	ctx := context.Background()
 	id := create(t, m, CreateOptions{}).ID
-	res, err := m.Exec(ctx, alice, id, ExecRequest{Argv: []string{"sh", "-c", "seq 1 50000; echo small >&2"}, OutputLimit: 1000})
-	if err != nil || !res.StdoutTruncated || res.StdoutRef == "" || res.StderrRef != "" {
-		t.Fatalf("Exec = %+v, %v", res, err)
+	for _, c := range []struct {
+		name, cmd, last string
+	}{{"spilled", "seq 1 50000", "\n49999\n50000\n"}, {"in memory", "seq 1 500", "\n499\n500\n"}} {
+		res, err := m.Exec(ctx, alice, id, ExecRequest{Argv: []string{"sh", "-c", c.cmd + "; echo small >&2"}, OutputLimit: 1000})
+		if err != nil || !res.StdoutTruncated || res.StdoutRef == "" || res.StderrRef != "" || res.Stderr != "small\n" {
+			t.Fatalf("%s: Exec = %+v, %v", c.name, res, err)
+		}
+		b, a, err := m.ReadArtifact(ctx, alice, res.StdoutRef, 0, 0)
+		if err != nil || int64(len(b)) != res.StdoutBytes || !strings.HasPrefix(string(b), "1\n2\n") || !strings.HasSuffix(string(b), c.last) || a.Owner != alice || a.EnvID != id {
+			t.Fatalf("%s: artifact: %d bytes %+v %v", c.name, len(b), a, err)
+		}
+		if _, _, err := m.ReadArtifact(ctx, bob, res.StdoutRef, 0, 0); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("%s: bob reads alice's output: %v", c.name, err)
+		}
 	}
-	b, a, err := m.ReadArtifact(ctx, alice, res.StdoutRef, 0, 0)
-	if err != nil || int64(len(b)) != res.StdoutBytes || !strings.HasSuffix(string(b), "\n49999\n50000\n") || a.Owner != alice || a.EnvID != id {
-		t.Fatalf("artifact: %d bytes %+v %v", len(b), a, err)
-	}
-	if _, _, err := m.ReadArtifact(ctx, bob, res.StdoutRef, 0, 0); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("bob reads alice's output: %v", err)
+	if left, err := os.ReadDir(envOf(t, m, id).dir); err != nil || len(left) != 0 {
+		t.Fatalf("left in the environment's directory: %v %v", left, err)
 	}
 }
 

@@ -98,8 +98,8 @@ func (m *Manager) Start(ctx context.Context, owner Owner, id string, r ExecReque
 	}
 	p := &process{changed: make(chan struct{}), done: make(chan struct{}), stdin: inW}
 	spec.Stdin = inR
-	spec.Stdout = streamWriter{p, EventStdout}
-	spec.Stderr = streamWriter{p, EventStderr}
+	out.stdout.next = streamWriter{p, EventStdout}
+	out.stderr.next = streamWriter{p, EventStderr}
 
 	e.mu.Lock()
 	if e.destroyed {
