@@ -84,3 +84,8 @@ type Stats struct {
 	// Pids counts the group's tasks (threads) now. Zombies count until reaped.
 	Pids int64
 }
+
+// Hits are Stats' counters of limits hit.
+type Hits struct {
+	OOMKills, PidsLimitHits int64
+}

@@ -27,6 +27,9 @@ func (c *Cgroup) FD() (int, error) { return -1, ErrUnsupported }
 // Kill fails with ErrUnsupported.
 func (c *Cgroup) Kill() error { return ErrUnsupported }
 
+// Hits fails with ErrUnsupported.
+func (c *Cgroup) Hits() (Hits, error) { return Hits{}, ErrUnsupported }
+
 // Stats fails with ErrUnsupported.
 func (c *Cgroup) Stats() (Stats, error) { return Stats{}, ErrUnsupported }
 

@@ -215,3 +215,14 @@ func mustStats(t *testing.T, cg *Cgroup) Stats {
 	}
 	return s
 }
+
+// mustHitsMatch checks that Hits reads what Stats does, in a group whose
+// counters no longer move.
+func mustHitsMatch(t *testing.T, cg *Cgroup) {
+	t.Helper()
+	s := mustStats(t, cg)
+	h, err := cg.Hits()
+	if err != nil || h.OOMKills != s.OOMKills || h.PidsLimitHits != s.PidsLimitHits {
+		t.Errorf("Hits = %+v, %v; Stats counted %d OOM kills, %d refused forks", h, err, s.OOMKills, s.PidsLimitHits)
+	}
+}

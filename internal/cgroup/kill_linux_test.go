@@ -128,6 +128,7 @@ func assertFreezeHolds(t *testing.T, cg *Cgroup) {
 	time.Sleep(50 * time.Millisecond)
 	after, _ := cg.tasks()
 	refusedFrozen := mustStats(t, cg).PidsLimitHits
+	mustHitsMatch(t, cg)
 	if err := thaw(cg.dirs[Freezer]); err != nil {
 		t.Fatal(err)
 	}

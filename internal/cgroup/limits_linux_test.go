@@ -71,6 +71,7 @@ func TestMemoryLimit(t *testing.T) {
 	if s.OOMKills < 1 {
 		t.Errorf("OOMKills = %d, want >= 1", s.OOMKills)
 	}
+	mustHitsMatch(t, cg)
 	// The kernel lets a task that is being OOM-killed overshoot by a few pages
 	// so that it can exit.
 	if s.MemoryPeak > limit+1<<20 || s.MemoryPeak < limit/2 {

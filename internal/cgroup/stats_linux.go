@@ -86,6 +86,42 @@ func (c *Cgroup) statsV2(s *Stats) error {
 	return nil
 }
 
+// Hits reads only the counters of limits hit, what a command of a persistent
+// sandbox compares before and after it runs: two files where Stats reads six.
+func (c *Cgroup) Hits() (Hits, error) {
+	var h Hits
+	var err error
+	if c.version == 2 {
+		err = c.hitsIn(c.dir, "memory.events", c.dir, &h)
+	} else {
+		err = c.hitsIn(c.dirs[Memory], "memory.oom_control", c.dirs[Pids], &h)
+	}
+	if err != nil {
+		return h, fmt.Errorf("cgroup %s: hits: %w", c.name, err)
+	}
+	return h, nil
+}
+
+// hitsIn reads oom_kill from mem/oomFile and max from pids/pids.events; a file
+// absent (its controller is not enabled there) or a directory not given counts 0.
+func (c *Cgroup) hitsIn(mem, oomFile, pids string, h *Hits) error {
+	if mem != "" {
+		ev, err := readKeyed(filepath.Join(mem, oomFile))
+		if err != nil && !absent(err) {
+			return err
+		}
+		h.OOMKills = ev["oom_kill"]
+	}
+	if pids != "" {
+		ev, err := readKeyed(filepath.Join(pids, "pids.events"))
+		if err != nil && !absent(err) {
+			return err
+		}
+		h.PidsLimitHits = ev["max"]
+	}
+	return nil
+}
+
 // readPids reads pids.events and pids.current, which have the same format on v1
 // and v2.
 func readPids(dir string, s *Stats) error {

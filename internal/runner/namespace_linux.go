@@ -36,8 +36,8 @@ type nsChild struct {
 	proxy *egress.Proxy // Spec.Sandbox.Network's; closed after the sandbox
 
 	proc    *sandbox.Process
-	before  sandbox.Stats // the environment's cgroup counters when proc started
-	killed9 bool          // proc's main process died of SIGKILL
+	before  sandbox.Hits // the environment's cgroup counters when proc started
+	killed9 bool         // proc's main process died of SIGKILL
 }
 
 func startNamespace(s Spec, io stdio, _ *Result) (_ child, err error) {
@@ -128,7 +128,7 @@ func startIn(sb *sandbox.Sandbox) starter {
 			cfg.TTY = &sandbox.Winsize{Rows: s.TTY.Rows, Cols: s.TTY.Cols}
 			stdio = sandbox.Stdio{}
 		}
-		before, err := sb.Stats()
+		before, err := sb.Hits()
 		if err != nil {
 			return nil, err
 		}
@@ -320,7 +320,7 @@ func (c *nsChild) cleanupIn() cleanupInfo {
 	cl, err := c.proc.Kill()
 	info := cleanupInfo{survivors: cl.Survivors, err: err,
 		usage: usage{user: cl.Rusage.User, sys: cl.Rusage.Sys, maxRSS: cl.Rusage.MaxRSS}}
-	if st, err := c.sb.Stats(); err == nil {
+	if st, err := c.sb.Hits(); err == nil {
 		info.oom = st.OOMKills > c.before.OOMKills && c.killed9
 		info.pidsHit = st.PidsLimitHits > c.before.PidsLimitHits
 	}

@@ -45,6 +45,14 @@ func (s *Sandbox) Kill() error { return ErrUnsupported }
 // Destroy fails with ErrUnsupported.
 func (s *Sandbox) Destroy() (int, error) { return 0, ErrUnsupported }
 
+// Hits are Stats' counters of limits hit.
+type Hits struct {
+	OOMKills, PidsLimitHits int64
+}
+
+// Hits fails with ErrUnsupported.
+func (s *Sandbox) Hits() (Hits, error) { return Hits{}, ErrUnsupported }
+
 // Stats fails with ErrUnsupported.
 func (s *Sandbox) Stats() (Stats, error) { return Stats{}, ErrUnsupported }
 
