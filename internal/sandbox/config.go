@@ -52,6 +52,11 @@ type Config struct {
 	// an empty tmpfs of WorkspaceSize.
 	Workspace      string
 	WorkspaceWrite bool
+	// Layers are read-only layers between the upper layer and Workspace, top
+	// first: the sealed upper layers of earlier sandboxes (Seal), which this
+	// one continues from. Only with an overlay Workspace; needs root (each is
+	// mounted idmapped). The caller keeps them open until Start has returned.
+	Layers []*Layer
 	// WorkspaceSize bounds what the sandbox can write to /workspace, in bytes, unless
 	// WorkspaceWrite: the upper layer (as root; see UpperDir) or the empty
 	// workspace is a tmpfs of this size, charged to the memory cgroup.

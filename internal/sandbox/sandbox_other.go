@@ -23,6 +23,18 @@ type Stats struct {
 // CgroupPrefix starts the name of every sandbox's cgroup.
 const CgroupPrefix = "sandbox-"
 
+// Layer is a sealed sandbox's upper layer; on this system there is none.
+type Layer struct{}
+
+// Seal fails with ErrUnsupported.
+func (s *Sandbox) Seal() (*Layer, error) { return nil, ErrUnsupported }
+
+// Dir returns "".
+func (l *Layer) Dir() string { return "" }
+
+// Close does nothing.
+func (l *Layer) Close() error { return nil }
+
 // Start fails: namespace isolation exists only on Linux.
 func Start(cfg Config, stdio Stdio) (*Sandbox, error) {
 	return nil, &MissingError{Mechanism: "linux namespaces"}

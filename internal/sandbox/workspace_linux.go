@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,6 +23,9 @@ var forcePaths bool
 // can reach both paths, and open_tree would need privilege: the init binds the paths.
 func (s *Sandbox) prepareWorkspace(add func(*os.File) int) (nsinit.Workspace, error) {
 	cfg := &s.cfg
+	if len(cfg.Layers) > 0 && (cfg.Workspace == "" || cfg.WorkspaceWrite) {
+		return nsinit.Workspace{}, errors.New("sandbox: workspace layers need an overlay workspace (a Workspace, without WorkspaceWrite)")
+	}
 	if cfg.Workspace == "" {
 		return nsinit.Workspace{Mode: nsinit.WorkspaceTmpfs, Size: cfg.WorkspaceSize}, nil
 	}
@@ -64,7 +68,15 @@ func (s *Sandbox) prepareWorkspace(add func(*os.File) int) (nsinit.Workspace, er
 		}
 		state = nsinit.Source{FD: add(tree)}
 	}
-	return nsinit.Workspace{Mode: nsinit.WorkspaceOverlay, Lower: lower, State: state}, nil
+	w := nsinit.Workspace{Mode: nsinit.WorkspaceOverlay, Lower: lower, State: state}
+	layers, err := s.prepareLayers(add)
+	if err != nil {
+		return nsinit.Workspace{}, err
+	}
+	for _, fd := range layers {
+		w.Layers = append(w.Layers, nsinit.Source{FD: fd})
+	}
+	return w, nil
 }
 
 // prepareRootFS passes cfg.RootFS to the init (detached as root, by path otherwise).

@@ -156,6 +156,9 @@ func mountRoot(s *Spec, st *status, btime int64) error {
 		return at("make / rprivate", err)
 	}
 	srcs := []*Source{&s.RootFS, &s.Workspace.Lower, &s.Workspace.State}
+	for i := range s.Workspace.Layers {
+		srcs = append(srcs, &s.Workspace.Layers[i])
+	}
 	if s.Image != nil {
 		srcs = append(srcs, &s.Image.Layers, &s.Image.State)
 	}

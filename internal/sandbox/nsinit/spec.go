@@ -159,6 +159,10 @@ type Workspace struct {
 	Mode WorkspaceMode `json:"mode"`
 	// Lower is the host workspace (overlay lower layer or bind source).
 	Lower Source `json:"lower"`
+	// Layers are read-only layers between the upper layer and Lower, top first
+	// (overlay only): sealed upper layers of earlier sandboxes (a snapshot),
+	// detached read-only mounts the host made.
+	Layers []Source `json:"layers,omitempty"`
 	// State is a private host directory holding "upper" and "work" (overlay only).
 	State Source `json:"state"`
 	// Size is the tmpfs size in bytes (tmpfs only).

@@ -52,7 +52,18 @@ func mountOverlay(w Workspace, dst string) error {
 	if err := attach(w.State, state); err != nil {
 		return at("attach upper layer", err)
 	}
-	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s/upper,workdir=%s/work,userxattr,volatile", lower, state, state)
+	lowers := ""
+	for i, l := range w.Layers {
+		d := fmt.Sprintf("%s/layer%d", stage, i)
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return at("mkdir stage", err)
+		}
+		if err := attach(l, d); err != nil {
+			return atf(err, "attach workspace layer %d", i)
+		}
+		lowers += d + ":"
+	}
+	opts := fmt.Sprintf("lowerdir=%s%s,upperdir=%s/upper,workdir=%s/work,userxattr,volatile", lowers, lower, state, state)
 	return at("mount /workspace overlay", unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts))
 }
 
