@@ -265,7 +265,7 @@ func agentMain(ctx context.Context, o *agentOptions, argv []string) error {
 	ctx, cancel := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer cancel()
 
-	svc, closeSvc, err := newLocalEnv()
+	svc, closeSvc, err := newLocalEnv(config.DefaultStateDir())
 	if err != nil {
 		return err
 	}
@@ -416,9 +416,10 @@ func printAgentResult(o *agentOptions, res *agent.Result, diff []byte, derr erro
 }
 
 // newLocalEnv starts the in-process environments of agent, grade and eval
-// (env.OpenLocal); the returned function closes them, saying what failed.
-func newLocalEnv() (env.Service, func(), error) {
-	images, err := openImages(config.DefaultStateDir())
+// (env.OpenLocal) on the templates of stateDir's image store; the returned
+// function closes them, saying what failed.
+func newLocalEnv(stateDir string) (env.Service, func(), error) {
+	images, err := openImages(stateDir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -28,6 +28,7 @@ import (
 type evalOptions struct {
 	agent              agentOptions // policy, model and budget flags, shared with `agent`
 	suite              suiteOptions
+	env                taskEnvFlags
 	only               []string
 	attempts, parallel int
 	out                string
@@ -58,7 +59,9 @@ starting code (no network; the hidden tests are never in it); the agent works in
 it with the built-in tools, its test.run running the task's public tests. Its
 final diff is then graded by agentbox, not by the agent: in another fresh
 environment, from a pristine copy, with the hidden acceptance tests and the
-tamper check (see agentbox grade).
+tamper check (see agentbox grade). Both run on the task's environment: a template
+of --state-dir's store, or its embedded build spec built there first (cached
+after the first build) with --allow-private and --ca-file, as template build's.
 
 With no flags it runs the built-in suite (9 tasks: C01-C03, calc and J01 in
 Python, G01-G03 and J02 in Go) with the scripted policy, which replays each task's reference
@@ -103,6 +106,7 @@ infrastructure error, 125 when eval could not run, 130 when interrupted.`,
 	}
 	f := cmd.Flags()
 	o.suite.flags(f)
+	o.env.add(f)
 	f.StringSliceVar(&o.only, "tasks", nil, "run only these task ids (comma-separated)")
 	f.StringVar(&o.agent.policy, "policy", "scripted", "scripted (replays each task's reference solution), openai or anthropic")
 	o.agent.modelFlags(f)
@@ -129,6 +133,10 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 		return fmt.Errorf("--reruns %d: must be 0 or more", o.reruns)
 	case o.resume && o.out == "":
 		return errors.New("--resume needs --out, the results directory of the run to continue")
+	}
+	runner, err := o.env.build.runner()
+	if err != nil {
+		return err
 	}
 	policyName := "scripted:" + agent.ModeReference
 	var newPolicy eval.PolicyFunc
@@ -190,14 +198,14 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 	if tasks, err = selectTasks(tasks, o.only); err != nil {
 		return err
 	}
-	svc, closeSvc, err := newLocalEnv()
+	svc, closeSvc, err := newLocalEnv(o.env.stateDir)
 	if err != nil {
 		return err
 	}
 	defer closeSvc()
 
 	say := func(s string) { fmt.Fprintln(stderr, "agentbox: "+s) }
-	if err := ensureEnvironments(ctx, tasks, say); err != nil {
+	if err := ensureEnvironments(ctx, o.env.stateDir, runner, tasks, say); err != nil {
 		return err
 	}
 	modCache, err := o.suite.goModCacheFor(ctx, tasks, say)

@@ -28,6 +28,7 @@ type gradeOptions struct {
 	parallel       int
 	out            string
 	suite          suiteOptions
+	env            taskEnvFlags
 	json           bool
 	reruns         int
 	seed           int64
@@ -57,6 +58,9 @@ Tasks imported from a real repository run the project's own framework (pytest
 with its --junitxml report, python -m unittest -v, go test -json, node --test, or
 a given command reporting JUnit XML, TAP or go-test JSON): see agentbox import.
 A fail_to_pass or pass_to_pass id that never ran is "missing", not "failed".
+A task's environment: names a template of --state-dir's store or embeds a
+build spec, built there first (cached after its first build) with template
+build's --allow-private and --ca-file; the grader runs on it.
 The verdict's outcome is one of resolved, unresolved, tampered, harness_error
 (the task's suite could not run: its setup failed, it reported no test, or none
 of the task's ids) and infra_error (agentbox failed).
@@ -85,6 +89,7 @@ flags).`,
 	f.IntVar(&o.parallel, "parallel", min(runtime.NumCPU(), 4), "--predictions: predictions graded at once")
 	f.StringVar(&o.out, "out", "", "--predictions: results directory (default grade-results/<UTC time>)")
 	o.suite.flags(f)
+	o.env.add(f)
 	f.BoolVar(&o.json, "json", false, "print the verdict (--oracle: every verdict) as JSON")
 	f.IntVar(&o.reruns, "reruns", 0, "run the tests this many more times to find flaky ones")
 	f.Int64Var(&o.seed, "seed", 0, "draw the judge's random inputs from this seed (a verdict's seed reproduces its grade); 0: a fresh one")
@@ -108,6 +113,10 @@ func gradeMain(ctx context.Context, o *gradeOptions) error {
 		return fmt.Errorf("--reruns %d: must be 0 or more", o.reruns)
 	case o.seed < 0:
 		return fmt.Errorf("--seed %d: must be positive (0: a fresh seed)", o.seed)
+	}
+	runner, err := o.env.build.runner()
+	if err != nil {
+		return err
 	}
 	ctx, cancel := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer cancel()
@@ -137,13 +146,13 @@ func gradeMain(ctx context.Context, o *gradeOptions) error {
 	if err != nil {
 		return err
 	}
-	svc, closeSvc, err := newLocalEnv()
+	svc, closeSvc, err := newLocalEnv(o.env.stateDir)
 	if err != nil {
 		return err
 	}
 	defer closeSvc()
 	say := func(s string) { fmt.Fprintln(stderr, "agentbox: "+s) }
-	if err := ensureEnvironments(ctx, tasks, say); err != nil {
+	if err := ensureEnvironments(ctx, o.env.stateDir, runner, tasks, say); err != nil {
 		return err
 	}
 	modCache, err := o.suite.goModCacheFor(ctx, tasks, say)

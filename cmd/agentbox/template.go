@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agentbox/agentbox/internal/config"
 	"github.com/agentbox/agentbox/internal/egress"
@@ -63,12 +64,11 @@ The store needs root (its files belong to systemd's foreign uid range).`,
 }
 
 type templateBuildOptions struct {
-	name         string
-	from         string
-	file         string
-	noCache      bool
-	allowPrivate []string
-	caFiles      []string
+	name    string
+	from    string
+	file    string
+	noCache bool
+	build   buildFlags
 }
 
 func templateBuildCmd(o *templateOptions) *cobra.Command {
@@ -104,8 +104,7 @@ at run time). A spec with base: host trusts the host's bundle already.`,
 	f.StringVar(&b.from, "from", "", "bare source: docker-archive:FILE, oci-archive:FILE, oci:DIR, registry:REF or debian:SUITE")
 	f.StringVarP(&b.file, "file", "f", "", "build spec (YAML)")
 	f.BoolVar(&b.noCache, "no-cache", false, "rebuild every step instead of taking cached layers")
-	f.StringArrayVar(&b.allowPrivate, "allow-private", nil, "a private or reserved prefix (CIDR) the steps' registries (and no other name) may resolve to, e.g. a site's mirror or TLS interceptor; repeatable")
-	f.StringArrayVar(&b.caFiles, "ca-file", nil, "PEM certificates the steps with a network trust besides the image's bundle, e.g. a site's TLS interceptor's CA (/usr/local/share/ca-certificates/...); for the build only, never written into the template; repeatable")
+	b.build.add(f)
 	return cmd
 }
 
@@ -131,7 +130,7 @@ func templateBuild(ctx context.Context, o *templateOptions, b *templateBuildOpti
 	} else if _, err := image.ParseSource(b.from); err != nil {
 		return err
 	}
-	runner, err := b.runner()
+	runner, err := b.build.runner()
 	if err != nil {
 		return err
 	}
@@ -169,8 +168,33 @@ func templateBuild(ctx context.Context, o *templateOptions, b *templateBuildOpti
 	return nil
 }
 
-// runner is the build sandbox with the build's --allow-private and --ca-file.
-func (b *templateBuildOptions) runner() (*sandbox.BuildRunner, error) {
+// buildFlags are the build sandbox's flags: template build's, and grade's and
+// eval's for the tasks whose environment: embeds a build spec.
+type buildFlags struct {
+	allowPrivate []string
+	caFiles      []string
+}
+
+func (b *buildFlags) add(f *pflag.FlagSet) {
+	f.StringArrayVar(&b.allowPrivate, "allow-private", nil, "a private or reserved prefix (CIDR) the build steps' registries (and no other name) may resolve to, e.g. a site's mirror or TLS interceptor; repeatable")
+	f.StringArrayVar(&b.caFiles, "ca-file", nil, "PEM certificates the build steps with a network trust besides the image's bundle, e.g. a site's TLS interceptor's CA (/usr/local/share/ca-certificates/...); for the build only, never written into the template; repeatable")
+}
+
+// taskEnvFlags are grade's and eval's flags for the tasks' environments: the
+// state directory whose image store holds their templates, and the build
+// sandbox of those whose environment: embeds a build spec.
+type taskEnvFlags struct {
+	stateDir string
+	build    buildFlags
+}
+
+func (e *taskEnvFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&e.stateDir, "state-dir", config.DefaultStateDir(), "agentbox's state directory, whose images/ store holds the tasks' templates (and builds their environment: specs)")
+	e.build.add(f)
+}
+
+// runner is the build sandbox with the flags' --allow-private and --ca-file.
+func (b *buildFlags) runner() (*sandbox.BuildRunner, error) {
 	var private []netip.Prefix
 	for _, c := range b.allowPrivate {
 		p, err := netip.ParsePrefix(c)
@@ -444,9 +468,9 @@ func openImages(stateDir string) (*image.Store, error) {
 }
 
 // ensureEnvironments builds the templates the tasks' environment fields embed
-// (once per spec; a rebuild is fully cached) and checks that the named ones
-// exist, before any agent or grader runs on them.
-func ensureEnvironments(ctx context.Context, tasks []*task.Task, say func(string)) error {
+// into stateDir's store with runner (once per spec; a rebuild is fully cached)
+// and checks that the named ones exist, before any agent or grader runs on them.
+func ensureEnvironments(ctx context.Context, stateDir string, runner *sandbox.BuildRunner, tasks []*task.Task, say func(string)) error {
 	var store *image.Store
 	done := map[string]bool{}
 	for _, t := range tasks {
@@ -456,7 +480,7 @@ func ensureEnvironments(ctx context.Context, tasks []*task.Task, say func(string
 		}
 		if store == nil {
 			var err error
-			if store, err = openImages(config.DefaultStateDir()); err != nil {
+			if store, err = openImages(stateDir); err != nil {
 				return err
 			}
 			if store == nil {
@@ -464,7 +488,7 @@ func ensureEnvironments(ctx context.Context, tasks []*task.Task, say func(string
 			}
 		}
 		start := time.Now()
-		if _, err := t.Environment.Ensure(ctx, store, &sandbox.BuildRunner{}, nil); err != nil {
+		if _, err := t.Environment.Ensure(ctx, store, runner, nil); err != nil {
 			return fmt.Errorf("task %s: %w", t.ID, err)
 		}
 		if t.Environment.Spec != nil {

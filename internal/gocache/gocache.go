@@ -112,7 +112,7 @@ func warmOne(ctx context.Context, svc Service, owner env.Owner, t *task.Task, di
 	ctx, cancel := context.WithTimeout(ctx, t.Limits.Timeout+time.Minute)
 	defer cancel()
 	mounts, vars := Mounts(t, "", modCache)
-	info, err := svc.Create(ctx, env.CreateOptions{Owner: owner, Workspace: t.Repo, Mounts: mounts,
+	info, err := svc.Create(ctx, env.CreateOptions{Owner: owner, Workspace: t.Repo, Mounts: mounts, Template: t.Environment.TemplateName(),
 		Limits: env.Limits{Memory: t.Limits.Memory, Pids: t.Limits.Pids}, Labels: map[string]string{"agentbox.warm": t.ID}})
 	if err != nil {
 		return fmt.Errorf("create environment: %w", err)
