@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -120,6 +121,7 @@ this run and trusted inside).`,
 	f.StringVar(&o.spec.Sandbox.DiffOut, "diff-out", "", "write the workspace changes as a unified diff to this file; what it cannot carry is named on '# agentbox:' lines (namespace isolation)")
 	f.Var(sizeValue{&o.spec.Sandbox.TmpSize}, "tmp-size", "size of the sandbox's /tmp (namespace isolation; default 256M)")
 	f.Var(sizeValue{&o.spec.Sandbox.WorkspaceSize}, "workspace-size", "how much the command may write to the copy-on-write workspace, held in memory (namespace isolation, as root; default 1G)")
+	f.Var(sizeValue{&o.spec.Sandbox.RootSize}, "root-size", "how much the command may write to the --template or --image root (its private layer, held in memory; namespace isolation, as root; default 1G)")
 	f.BoolVar(&o.pool, "pool", false, "run in a fresh environment of the agentbox daemon (--server, $AGENTBOX_SERVER or the local socket), from its warm pool when one has the workspace, template and limits asked for; without a reachable daemon, run here (default: $AGENTBOX_POOL=1)")
 	o.net.add(f)
 	return cmd, o
@@ -136,6 +138,9 @@ func (o *runOptions) validate() error {
 	var err error
 	if o.spec.Sandbox.Network, err = o.net.policy(os.Getenv); err != nil {
 		return err
+	}
+	if o.spec.Sandbox.RootSize != 0 && o.template == "" && o.image == "" {
+		return errors.New("--root-size bounds the writes to an image root: give --template NAME or --image REF (without one the root is the host's, read-only)")
 	}
 	for _, s := range o.mounts {
 		m, err := sandbox.ParseMount(s)
@@ -214,6 +219,9 @@ func runMain(ctx context.Context, o *runOptions) error {
 		}
 	} else if res.Error != "" {
 		fmt.Fprintf(stderr, "agentbox: %s\n", res.Error)
+	} else if res.Limit == runner.LimitRootSize {
+		fmt.Fprintf(stderr, "agentbox: run ended by the root_size limit: the command filled the image root's private layer (--root-size %s)\n",
+			humanSize(cmp.Or(o.spec.Sandbox.RootSize, sandbox.DefaultRootSize)))
 	} else if res.Limit != runner.LimitNone {
 		fmt.Fprintf(stderr, "agentbox: run ended by the %s limit\n", res.Limit)
 	}

@@ -17,7 +17,7 @@ import (
 
 // poolOnly are the run flags the daemon's environments do not take: --pool
 // refuses them rather than run without them.
-var poolOnly = []string{"write", "rootfs", "image", "mount", "diff-out", "stdout-file", "stderr-file", "tmp-size",
+var poolOnly = []string{"write", "rootfs", "image", "mount", "diff-out", "stdout-file", "stderr-file", "tmp-size", "root-size",
 	"cpu-time", "file-size", "open-files", "kill-grace", "secret", "scan-egress"}
 
 // runPooled runs o's command in a fresh environment of the daemon, which a warm

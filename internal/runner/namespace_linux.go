@@ -69,6 +69,7 @@ func startNamespace(s Spec, io stdio, _ *Result) (_ child, err error) {
 		Dir:            dir,
 		WorkspaceWrite: s.Sandbox.WriteWorkspace,
 		WorkspaceSize:  s.Sandbox.WorkspaceSize,
+		RootSize:       s.Sandbox.RootSize,
 		RootFS:         s.Sandbox.RootFS,
 		Image:          s.Sandbox.Image,
 		Mounts:         s.Sandbox.Mounts,
@@ -261,6 +262,7 @@ func (c *nsChild) cleanup(time.Duration) cleanupInfo {
 	}
 	var errs []error
 	killErr := c.sb.Kill()
+	info.rootFull = c.sb.RootFull() // before Destroy unmounts it
 	if out := c.spec.Sandbox.DiffOut; out != "" {
 		if killErr != nil {
 			errs = append(errs, fmt.Errorf("--diff-out not written: %w", killErr))

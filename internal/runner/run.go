@@ -43,6 +43,7 @@ type cleanupInfo struct {
 	usage     usage // of processes reaped during cleanup
 	oom       bool
 	pidsHit   bool
+	rootFull  bool   // the image root's upper layer is full (Sandbox.RootFull)
 	cgroup    *usage // cgroup-wide figures, which supersede the sum where present
 	network   []egress.Event
 	err       error
@@ -292,6 +293,8 @@ func fillResult(res *Result, s Spec, ei exitInfo, ci cleanupInfo, stop *stopper)
 		res.Limit = LimitFileSize
 	case ci.pidsHit && res.ExitCode != 0:
 		res.Limit = LimitPids
+	case ci.rootFull && res.ExitCode != 0:
+		res.Limit = LimitRootSize
 	}
 }
 

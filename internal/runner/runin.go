@@ -118,9 +118,9 @@ func (s *Spec) validateIn() error {
 	switch {
 	case s.Workspace != "":
 		return invalid("workspace: the environment's workspace is /workspace; give cwd relative to it")
-	case s.Sandbox.WriteWorkspace || s.Sandbox.RootFS != "" || s.Sandbox.TmpSize != 0 || s.Sandbox.WorkspaceSize != 0 ||
+	case s.Sandbox.WriteWorkspace || s.Sandbox.RootFS != "" || s.Sandbox.TmpSize != 0 || s.Sandbox.WorkspaceSize != 0 || s.Sandbox.RootSize != 0 ||
 		s.Sandbox.DiffOut != "" || s.Sandbox.Network != nil || len(s.Sandbox.Mounts) > 0:
-		return invalid("--write, --rootfs, --diff-out, --tmp-size, --workspace-size, --mount and the network belong to the environment, not to a command")
+		return invalid("--write, --rootfs, --diff-out, --tmp-size, --workspace-size, --root-size, --mount and the network belong to the environment, not to a command")
 	case s.Limits.Memory != 0 || s.Limits.Pids != 0 || s.Limits.CPUs != 0:
 		return invalid("memory, pids and cpus limits belong to the environment, not to a command")
 	case s.Isolation == IsolationProcess:

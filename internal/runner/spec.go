@@ -51,6 +51,7 @@ const (
 	LimitPids     Limit = "pids"
 	LimitOutput   Limit = "output"
 	LimitFileSize Limit = "file_size"
+	LimitRootSize Limit = "root_size" // a failed command that filled its image root (SandboxOptions.RootSize)
 )
 
 // Defaults applied by Spec.withDefaults when a field is zero.
@@ -139,6 +140,10 @@ type SandboxOptions struct {
 	// WorkspaceSize bounds what the command can write to the copy-on-write
 	// workspace (default 1 GiB; not with WriteWorkspace, whose writes go to the host).
 	WorkspaceSize int64
+	// RootSize bounds what the command can write to its image root (Image's
+	// private upper layer; default sandbox.DefaultRootSize, 1 GiB). A command
+	// that fails having filled it is ended by LimitRootSize.
+	RootSize int64
 	// DiffOut, when set, receives the workspace changes as a unified diff.
 	DiffOut string
 	// Network, when set, gives the command one way out: an egress proxy on the host
@@ -228,6 +233,9 @@ func (s *Spec) Validate() error {
 	if s.Sandbox.WorkspaceSize < 0 {
 		return invalid("--workspace-size %d is negative", s.Sandbox.WorkspaceSize)
 	}
+	if s.Sandbox.RootSize < 0 {
+		return invalid("--root-size %d is negative", s.Sandbox.RootSize)
+	}
 	if s.Sandbox.WorkspaceSize != 0 && s.Sandbox.WriteWorkspace {
 		return invalid("--workspace-size bounds the copy-on-write workspace; with --write the writes go to the host directory")
 	}
@@ -249,8 +257,8 @@ func (s *Spec) Validate() error {
 		return invalid("isolation %q: use process, namespace or gvisor", s.Isolation)
 	}
 	if s.Isolation == IsolationGvisor {
-		if s.Sandbox.WriteWorkspace || s.Sandbox.RootFS != "" || s.Sandbox.WorkspaceSize != 0 || len(s.Sandbox.Mounts) > 0 {
-			return invalid("--write, --rootfs, --workspace-size and --mount need --isolation namespace")
+		if s.Sandbox.WriteWorkspace || s.Sandbox.RootFS != "" || s.Sandbox.WorkspaceSize != 0 || s.Sandbox.RootSize != 0 || len(s.Sandbox.Mounts) > 0 {
+			return invalid("--write, --rootfs, --workspace-size, --root-size and --mount need --isolation namespace")
 		}
 		if s.Sandbox.Network != nil {
 			return invalid("--allow-host needs --isolation namespace: the gvisor level has no network but its loopback")

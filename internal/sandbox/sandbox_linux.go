@@ -326,6 +326,20 @@ func (s *Sandbox) UpperDir() string {
 	return filepath.Join(s.state, "upper")
 }
 
+// RootFull reports whether the sandbox's image root is full: its private
+// upper layer has less than 64 KiB of Config.RootSize left (a write past the
+// limit failed with ENOSPC). Without an image it is false.
+func (s *Sandbox) RootFull() bool {
+	if s.state == "" || s.cfg.Image == nil {
+		return false
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(filepath.Join(s.state, "root"), &st); err != nil {
+		return false
+	}
+	return st.Bavail*uint64(st.Bsize) < 64<<10
+}
+
 // mark records the end of a host-side phase.
 func (s *Sandbox) mark(phase string) {
 	s.stampMu.Lock()

@@ -77,6 +77,9 @@ func (s *Sandbox) HostUID() int { return -1 }
 // UpperDir returns "".
 func (s *Sandbox) UpperDir() string { return "" }
 
+// RootFull returns false.
+func (s *Sandbox) RootFull() bool { return false }
+
 // ReapStale fails with ErrUnsupported.
 func ReapStale() error { return ErrUnsupported }
 
