@@ -38,8 +38,9 @@ type Config struct {
 	// DefaultIdlePause applies when CreateOptions leaves IdlePause zero (zero
 	// here: never paused for idleness).
 	DefaultIdlePause time.Duration
-	// MaxEnvironments caps the live environments of this Manager (0: no cap);
-	// Create fails with ErrQuota past it. Per-tenant quotas are the API's.
+	// MaxEnvironments caps the live environments of this Manager, creates
+	// under way included (0: no cap); Create fails with ErrQuota past it.
+	// Per-tenant quotas are the API's.
 	MaxEnvironments int
 
 	// MaxReadBytes caps what one ReadFile or ReadArtifact returns (a bigger file

@@ -100,21 +100,13 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 		return Info{}, err
 	}
 	lim := m.limits(o.Limits)
-	m.mu.Lock()
-	closed, n := m.closed, len(m.envs)
-	m.mu.Unlock()
-	if closed {
+	if err := m.reserve(); err != nil {
 		if img != nil {
 			img.Close()
 		}
-		return Info{}, fmt.Errorf("env: shutting down: %w", ErrBusy)
+		return Info{}, err
 	}
-	if m.cfg.MaxEnvironments > 0 && n >= m.cfg.MaxEnvironments {
-		if img != nil {
-			img.Close()
-		}
-		return Info{}, fmt.Errorf("%w: %d environments, the server's maximum", ErrQuota, n)
-	}
+	defer m.unreserve()
 	ttl := o.TTL
 	if ttl == 0 {
 		ttl = m.cfg.DefaultTTL
@@ -135,6 +127,31 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 		return Info{}, err
 	}
 	return e.describe(), nil
+}
+
+// reserve counts a create against MaxEnvironments from before it claims or
+// starts a sandbox until unreserve (after adopt has put it in envs): creates
+// under way and the pool filler see it while it starts. It fails with
+// ErrQuota when the environments and the creates under way are at the cap;
+// pool members give way to a create (makeRoom).
+func (m *Manager) reserve() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return fmt.Errorf("env: shutting down: %w", ErrBusy)
+	}
+	if n := len(m.envs) + m.creating; m.cfg.MaxEnvironments > 0 && n >= m.cfg.MaxEnvironments {
+		return fmt.Errorf("%w: %d environments, the server's maximum", ErrQuota, n)
+	}
+	m.creating++
+	return nil
+}
+
+func (m *Manager) unreserve() {
+	m.mu.Lock()
+	m.creating--
+	m.mu.Unlock()
+	m.wakeFiller() // room for a pool member, if the create failed
 }
 
 // limits fills in the zero fields of l with the Manager's defaults, then the

@@ -38,6 +38,9 @@ type Manager struct {
 	tombs  map[string]tomb
 	order  []string // tomb ids, oldest first
 	closed bool
+	// creating counts the creates under way (reserve): not in envs until
+	// adopted, they count against MaxEnvironments meanwhile.
+	creating int
 	// tearing counts teardowns under way, which Close waits for: an environment
 	// leaves envs before its teardown ends (a dead init, the reaper).
 	tearing sync.WaitGroup

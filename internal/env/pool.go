@@ -195,14 +195,15 @@ func (m *Manager) claim(k shape, img *image.Image) *environment {
 	return e
 }
 
-// makeRoom destroys a ready pool member when the Manager is at
-// MaxEnvironments with them: a create counts before the pools.
+// makeRoom destroys a ready pool member when the Manager, with the reserved
+// create that calls it, is past MaxEnvironments: a create counts before the
+// pools. A member still starting is dropped when it is ready (fillOne).
 func (m *Manager) makeRoom() {
 	if m.cfg.MaxEnvironments <= 0 {
 		return
 	}
 	m.mu.Lock()
-	if len(m.envs)+m.pooled() < m.cfg.MaxEnvironments {
+	if m.live() <= m.cfg.MaxEnvironments {
 		m.mu.Unlock()
 		return
 	}
@@ -218,6 +219,13 @@ func (m *Manager) makeRoom() {
 	if victim != nil {
 		m.destroy(victim)
 	}
+}
+
+// live counts what holds or will soon hold a sandbox, under m.mu: the
+// environments, the creates under way (reserve) and the pools' members ready
+// or starting. MaxEnvironments bounds it.
+func (m *Manager) live() int {
+	return len(m.envs) + m.creating + m.pooled()
 }
 
 // pooled counts the members ready or starting, under m.mu.
@@ -309,7 +317,7 @@ func (m *Manager) nextToFill(now time.Time) (*pool, time.Duration) {
 		if len(p.ready)+p.starting >= p.size || now.Before(p.retryAt) {
 			continue
 		}
-		if c := m.cfg.MaxEnvironments; c > 0 && len(m.envs)+m.pooled() >= c {
+		if c := m.cfg.MaxEnvironments; c > 0 && m.live() >= c {
 			return nil, 0
 		}
 		if quiet := p.lastClaim.Add(refillQuiet); now.Before(quiet) {
@@ -347,12 +355,13 @@ func (m *Manager) fillOne(p *pool) {
 	}
 	p.backoff = 0
 	p.stat.Started++
-	closed := m.closed
-	if !closed {
+	// A create that came while the member started counts before it.
+	drop := m.closed || (m.cfg.MaxEnvironments > 0 && m.live() >= m.cfg.MaxEnvironments)
+	if !drop {
 		p.ready = append(p.ready, e)
 	}
 	m.mu.Unlock()
-	if closed || e.isDestroyed() {
+	if drop || e.isDestroyed() {
 		m.destroy(e)
 	}
 }

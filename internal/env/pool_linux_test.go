@@ -288,6 +288,58 @@ func TestPoolQuota(t *testing.T) {
 	}
 }
 
+// TestPoolCountsCreates: creates under way count against MaxEnvironments
+// before their sandboxes start (issue 16: the filler counted only the
+// environments and its members, and Create only the environments, so a pool
+// filling beside creates still starting, or concurrent creates, went past the
+// cap). With two creates reserved at a cap of 2 the filler starts no member,
+// and drops one it had started; released, the pool fills. Of four concurrent
+// creates at the cap, two get environments and two ErrQuota, and no member is
+// kept beside them.
+func TestPoolCountsCreates(t *testing.T) {
+	m := newPoolManager(t, Config{MaxEnvironments: 2, Pools: []Pool{{Min: 2}}})
+	for range 2 {
+		if err := m.reserve(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.reserve(); !errors.Is(err, ErrQuota) {
+		t.Fatalf("a third reservation at a cap of 2 = %v, want ErrQuota", err)
+	}
+	waitPool(t, m, 0, 0) // a member that started before the reservations is dropped
+	if p, _ := m.nextToFill(time.Now()); p != nil {
+		t.Fatal("the filler would start a member beside two creates under way at a cap of 2")
+	}
+	m.unreserve()
+	m.unreserve()
+	waitPool(t, m, 0, 2)
+
+	other := CreateOptions{Owner: alice, Limits: Limits{Pids: 500}}
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			_, err := m.Create(context.Background(), other)
+			errs <- err
+		}()
+	}
+	made := 0
+	for range 4 {
+		switch err := <-errs; {
+		case err == nil:
+			made++
+		case !errors.Is(err, ErrQuota):
+			t.Fatalf("Create: %v", err)
+		}
+	}
+	if envs, _ := m.List(context.Background(), alice, nil); made != 2 || len(envs) != 2 {
+		t.Fatalf("%d of 4 concurrent creates succeeded, %d listed; want 2 at a cap of 2", made, len(envs))
+	}
+	s := waitPool(t, m, 0, 0)
+	if p, _ := m.nextToFill(time.Now()); p != nil {
+		t.Fatalf("the filler would start a member beside 2 environments at a cap of 2: %+v", s)
+	}
+}
+
 // TestPoolConfig: a pool that could never serve a create, or one that is
 // wrong, is refused by NewManager with what to change.
 func TestPoolConfig(t *testing.T) {
