@@ -138,7 +138,9 @@ func escapeUTF8(b []byte) string {
 // against the shared hard total; it calls over once when the total is exceeded and keeps
 // draining so the child never blocks on a full pipe before it is killed.
 func pump(r io.Reader, c *capture, live io.Writer, file io.Writer, budget *outputBudget) {
-	buf := make([]byte, 64<<10)
+	bp := pumpBuffers.Get().(*[]byte)
+	defer pumpBuffers.Put(bp)
+	buf := *bp
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
@@ -159,6 +161,11 @@ func pump(r io.Reader, c *capture, live io.Writer, file io.Writer, budget *outpu
 		}
 	}
 }
+
+// pumpBuffers are pump's read buffers: two per command, which a daemon running
+// many short commands would otherwise allocate (and collect) for each one, 90%
+// of the bytes it allocates per exec.
+var pumpBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // outputBudget is the hard total shared by stdout and stderr.
 type outputBudget struct {
