@@ -5,7 +5,9 @@
 #   burst:   N concurrent creates, each followed by its first exec (`true`),
 #            ROUNDS times, without a pool and with one of N..2N members (each
 #            round waits until the pool is full again); medians and tails of
-#            create and of create -> first exec.
+#            create and of create -> first exec, and the CPU time per create
+#            and first exec of the daemon and of the sandboxes (init and
+#            command: their cgroups), which the machine's load moves less.
 #   density: D idle environments created 4 at a time, then what each costs the
 #            host (its init's unique and proportional set size, its cgroup's
 #            charge and kernel memory, the daemon's growth, the host's used
@@ -61,10 +63,10 @@ load() { ./bench/out/envload -socket "$tmp/run/agentbox.sock" -token-file "$tmp/
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 serve cold ""
-load -mode burst -n "$n" -rounds "$rounds" >bench/out/pool-burst-cold.json
+load -mode burst -n "$n" -rounds "$rounds" -daemon-pid "$pid" >bench/out/pool-burst-cold.json
 stop
 serve pool "pools: [{min: $n, max: $((2 * n))}]"
-load -mode burst -n "$n" -rounds "$rounds" -pool-ready "$n" >bench/out/pool-burst-pool.json
+load -mode burst -n "$n" -rounds "$rounds" -pool-ready "$n" -daemon-pid "$pid" >bench/out/pool-burst-pool.json
 stop
 if [ "$dens" -gt 0 ]; then
 	serve density ""
@@ -78,10 +80,11 @@ import json, sys
 def show(name, f):
     r = json.load(open(f))
     c, x = r["create_ms"], r["create_to_first_exec_ms"]
-    print(f"| {name} | {r['n']} x {r['rounds']} | {c['P50']:.1f} / {c['P99']:.1f} | {x['P50']:.1f} / {x['P90']:.1f} / {x['P99']:.1f} |")
+    u = r.get("cpu_ms_per_create_and_exec", {})
+    print(f"| {name} | {r['n']} x {r['rounds']} | {c['P50']:.1f} / {c['P99']:.1f} | {x['P50']:.1f} / {x['P90']:.1f} / {x['P99']:.1f} | {u.get('daemon', 0):.2f} / {u.get('sandbox', 0):.2f} |")
     return x
-print("| burst | creates | create p50 / p99 ms | create -> first exec p50 / p90 / p99 ms |")
-print("|---|---|---|---|")
+print("| burst | creates | create p50 / p99 ms | create -> first exec p50 / p90 / p99 ms | CPU ms per create+exec: daemon / sandbox |")
+print("|---|---|---|---|---|")
 cold = show("no pool", "bench/out/pool-burst-cold.json")
 pool = show("warm pool", "bench/out/pool-burst-pool.json")
 print(f"\npool / no pool, create -> first exec: p50 {pool['P50']/cold['P50']:.2f}x, p99 {pool['P99']/cold['P99']:.2f}x")

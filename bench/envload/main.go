@@ -44,7 +44,7 @@ func main() {
 	flag.IntVar(&o.execs, "execs", 200, "density: execs per tail client")
 	flag.IntVar(&o.tailClients, "clients", 10, "density: tail clients, each on its own environment")
 	flag.IntVar(&o.poolReady, "pool-ready", 0, "burst: before each burst wait until pool 0 has this many members ready")
-	flag.IntVar(&o.daemonPid, "daemon-pid", 0, "density: the daemon's pid (its memory and its inits' are measured)")
+	flag.IntVar(&o.daemonPid, "daemon-pid", 0, "the daemon's pid: density measures its memory and its inits', burst their CPU time")
 	flag.Parse()
 	tok, err := os.ReadFile(o.tokenFile)
 	if err != nil {
@@ -97,11 +97,16 @@ func distOf(ds []time.Duration) dist {
 func burst(c *client.Client, o options) (any, error) {
 	ctx := context.Background()
 	var create, first []time.Duration
+	var daemonCPU, sandboxCPU time.Duration
 	for r := 0; r < o.rounds; r++ {
 		if o.poolReady > 0 {
 			if err := waitPool(o, o.poolReady); err != nil {
 				return nil, err
 			}
+		}
+		var before cpuTimes
+		if o.daemonPid > 0 {
+			before = cpuOf(o.daemonPid)
 		}
 		var mu sync.Mutex
 		var wg sync.WaitGroup
@@ -139,13 +144,60 @@ func burst(c *client.Client, o options) (any, error) {
 		}
 		close(gate)
 		wg.Wait()
+		if o.daemonPid > 0 {
+			d, sb := cpuOf(o.daemonPid).since(before)
+			daemonCPU += d
+			sandboxCPU += sb
+		}
 		destroyAll(c, ids)
 		if len(errs) > 0 {
 			return nil, fmt.Errorf("%d of %d failed: %w", len(errs), o.n, errors.Join(errs...))
 		}
 	}
-	return map[string]any{"mode": "burst", "n": o.n, "rounds": o.rounds, "pool_ready": o.poolReady,
-		"create_ms": distOf(create), "create_to_first_exec_ms": distOf(first)}, nil
+	out := map[string]any{"mode": "burst", "n": o.n, "rounds": o.rounds, "pool_ready": o.poolReady,
+		"create_ms": distOf(create), "create_to_first_exec_ms": distOf(first)}
+	if n := len(first); o.daemonPid > 0 && n > 0 {
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(n) }
+		out["cpu_ms_per_create_and_exec"] = map[string]float64{"daemon": ms(daemonCPU), "sandbox": ms(sandboxCPU)}
+	}
+	return out, nil
+}
+
+// cpuTimes are the CPU time of the daemon (all its threads) and of each of its
+// inits' cgroups (the init and its commands), from the kernel's nanosecond
+// counters.
+type cpuTimes struct {
+	daemon  time.Duration
+	cgroups map[string]time.Duration
+}
+
+func cpuOf(pid int) cpuTimes {
+	t := cpuTimes{cgroups: map[string]time.Duration{}}
+	stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	for _, f := range stats {
+		b, _ := os.ReadFile(f)
+		if fs := strings.Fields(string(b)); len(fs) > 0 {
+			ns, _ := strconv.ParseInt(fs[0], 10, 64)
+			t.daemon += time.Duration(ns)
+		}
+	}
+	for _, kid := range inits(pid) {
+		if cg := cgroupOf(kid, "cpuacct"); cg != "" {
+			t.cgroups[cg] = time.Duration(readInt(filepath.Join(cg, "cpuacct.usage")))
+		}
+	}
+	return t
+}
+
+// since is the CPU time used after b: the daemon's, and that of the sandboxes
+// that existed at b (members started since are the refill's, not the burst's).
+func (t cpuTimes) since(b cpuTimes) (daemon, sandboxes time.Duration) {
+	for cg, was := range b.cgroups {
+		if now, ok := t.cgroups[cg]; ok {
+			sandboxes += now - was
+		}
+	}
+	return t.daemon - b.daemon, sandboxes
 }
 
 func destroyAll(c *client.Client, ids []string) {
@@ -296,26 +348,13 @@ func memory(pid int) usage {
 	u.daemonRSS = statusKB(pid, "VmRSS") << 10
 	mi := fieldsKB("/proc/meminfo")
 	u.hostUsed = (mi["MemTotal"] - mi["MemAvailable"]) << 10
-	// The inits are children of the daemon's spawner thread: read every
-	// thread's children.
-	var kids []string
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	for _, t := range tasks {
-		b, _ := os.ReadFile(t)
-		kids = append(kids, strings.Fields(string(b))...)
-	}
-	for _, f := range kids {
-		kid, _ := strconv.Atoi(f)
-		argv, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", kid))
-		if a0, _, _ := strings.Cut(string(argv), "\x00"); a0 != "agentbox-init" {
-			continue
-		}
+	for _, kid := range inits(pid) {
 		u.inits++
 		r := fieldsKB(fmt.Sprintf("/proc/%d/smaps_rollup", kid))
 		u.initPSS += r["Pss"] << 10
 		u.initUSS += (r["Private_Clean"] + r["Private_Dirty"]) << 10
 		u.threads += statusKB(kid, "Threads")
-		if cg := memcg(kid); cg != "" {
+		if cg := cgroupOf(kid, "memory"); cg != "" {
 			u.cgUsage += readInt(filepath.Join(cg, "memory.usage_in_bytes"))
 			u.cgKmem += readInt(filepath.Join(cg, "memory.kmem.usage_in_bytes"))
 		}
@@ -323,12 +362,32 @@ func memory(pid int) usage {
 	return u
 }
 
-func memcg(pid int) string {
+// inits are the daemon's inits: children of its spawner thread, so every
+// thread's children are read.
+func inits(pid int) []int {
+	var out []int
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, t := range tasks {
+		b, _ := os.ReadFile(t)
+		for _, f := range strings.Fields(string(b)) {
+			kid, _ := strconv.Atoi(f)
+			argv, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", kid))
+			if a0, _, _ := strings.Cut(string(argv), "\x00"); a0 == "agentbox-init" {
+				out = append(out, kid)
+			}
+		}
+	}
+	return out
+}
+
+// cgroupOf is the directory of pid's cgroup v1 controller (a hierarchy whose
+// list of controllers includes it, as cpu,cpuacct does).
+func cgroupOf(pid int, controller string) string {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 	for _, l := range strings.Split(string(b), "\n") {
 		f := strings.SplitN(l, ":", 3)
-		if len(f) == 3 && f[1] == "memory" {
-			return filepath.Join("/sys/fs/cgroup/memory", f[2])
+		if len(f) == 3 && slices.Contains(strings.Split(f[1], ","), controller) {
+			return filepath.Join("/sys/fs/cgroup", f[1], f[2])
 		}
 	}
 	return ""
