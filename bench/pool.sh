@@ -90,7 +90,7 @@ pool = show("warm pool", "bench/out/pool-burst-pool.json")
 print(f"\npool / no pool, create -> first exec: p50 {pool['P50']/cold['P50']:.2f}x, p99 {pool['P99']/cold['P99']:.2f}x")
 if int(sys.argv[1]) > 0:
     d = json.load(open("bench/out/pool-density.json"))
-    print(f"\ndensity: {d['inits']} idle environments created in {d['created_in_s']:.1f} s")
+    print(f"\ndensity: {d['inits']} idle environments created in {d['created_in_s']:.1f} s; create p50 {d['create_ms_first_tenth']['P50']:.1f} ms in the first tenth, {d['create_ms_last_tenth']['P50']:.1f} ms in the last")
     for k, v in d["per_env_mib"].items():
         print(f"  per environment, {k}: {v:.2f}")
     t = d["exec_tail_ms"]

@@ -253,6 +253,7 @@ func density(c *client.Client, o options) (any, error) {
 	ctx := context.Background()
 	before := memory(o.daemonPid)
 	ids := make([]string, o.n)
+	took := make([]time.Duration, o.n)
 	var mu sync.Mutex
 	var errs []error
 	var wg sync.WaitGroup
@@ -263,7 +264,9 @@ func density(c *client.Client, o options) (any, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				t := time.Now()
 				e, err := c.Create(ctx, client.CreateRequest{})
+				took[i] = time.Since(t)
 				if err != nil {
 					mu.Lock()
 					errs = append(errs, err)
@@ -319,7 +322,10 @@ func density(c *client.Client, o options) (any, error) {
 	tail := distOf(slices.Concat(lat...))
 	n := float64(max(after.inits, 1))
 	per := func(a, b int64) float64 { return float64(a-b) / n / (1 << 20) }
+	// A create's cost as the host fills up: the first and the last tenth.
+	tenth := max(o.n/10, 1)
 	return map[string]any{"mode": "density", "n": o.n, "created_in_s": elapsed.Seconds(), "inits": after.inits,
+		"create_ms_first_tenth": distOf(slices.Clone(took[:tenth])), "create_ms_last_tenth": distOf(slices.Clone(took[o.n-tenth:])),
 		"per_env_mib": map[string]float64{
 			"init_uss":          float64(after.initUSS) / n / (1 << 20),
 			"init_pss":          float64(after.initPSS) / n / (1 << 20),
