@@ -2,12 +2,14 @@ package env
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/agentbox/agentbox/internal/workspace"
 )
 
 // Diff renders every change made in the environment since it was created (the
-// private upper layer against its lower layer) as a git diff: added, modified and
+// private upper layer against its lower layer; on a snapshot, or a fork, the
+// whole workspace against it, which reads every file) as a git diff: added, modified and
 // deleted files, symlinks as their targets, binary files marked as such, .git
 // directories left out. It degrades rather than fails on what the sandbox made (see
 // workspace.DiffOptions): past Config.MaxDiffBytes it ends after the last whole file
@@ -27,8 +29,17 @@ func (m *Manager) Diff(ctx context.Context, owner Owner, id string) ([]byte, err
 	defer e.files.Unlock()
 	var out []byte
 	var diffErr error
-	err = e.sb.Frozen(func() error {
-		out, _, diffErr = workspace.Diff(e.lower, e.sb.UpperDir(), workspace.DiffOptions{MaxTotalBytes: m.cfg.MaxDiffBytes})
+	sb := e.sandbox()
+	opts := workspace.DiffOptions{MaxTotalBytes: m.cfg.MaxDiffBytes}
+	err = sb.Frozen(func() error {
+		if e.top == nil {
+			out, _, diffErr = workspace.Diff(e.lower, sb.UpperDir(), opts)
+			return nil
+		}
+		// On a snapshot the changes are in several layers: the merged
+		// workspace against the lower layer, file by file.
+		ws := "/proc/self/fd/" + strconv.Itoa(int(sb.WorkspaceDir().Fd()))
+		out, _, diffErr = workspace.DiffTrees(e.lower, ws, opts)
 		return nil
 	})
 	if err != nil {

@@ -33,18 +33,25 @@ const (
 
 // environment is one persistent sandbox with its workspace root.
 type environment struct {
-	m     *Manager
-	id    string
-	info  Info         // immutable after Create, but for LastUsed (in mu)
-	lower string       // the host directory below the overlay
-	img   *image.Image // the root's template, held open while the environment lives (nil: none)
-	dir   string       // StateDir/envs/<id>: command outputs on their way to the store
-	sb    *sandbox.Sandbox
-	proxy *egress.Proxy // CreateOptions.Network's; closed after sb
-	uid   int           // the sandbox user's host uid and gid
-	root  *workspace.Root
-	idle  time.Duration
-	ttl   time.Duration // what Resume restarts after a pause at the TTL
+	m      *Manager
+	id     string
+	info   Info          // immutable after Create, but for LastUsed (in mu)
+	k      shape         // what its sandbox is started with (again after a snapshot, and for a fork)
+	lower  string        // the host directory below the overlay
+	img    *image.Image  // the root's template, held open while the environment lives (nil: none)
+	mounts []Mount       // CreateOptions.Mounts, host paths included
+	dir    string        // StateDir/envs/<id>: command outputs on their way to the store
+	proxy  *egress.Proxy // CreateOptions.Network's; closed after sb
+	// sb, uid (the sandbox user's host uid and gid), root and top (the snapshot
+	// the workspace continues from, nil: none) change at a snapshot, under
+	// files and mu; sealing is set while the last sandbox is sealed.
+	sb      *sandbox.Sandbox
+	uid     int
+	root    *workspace.Root
+	top     *snapshot
+	sealing bool
+	idle    time.Duration
+	ttl     time.Duration // what Resume restarts after a pause at the TTL
 	// idlePause pauses the environment after this long without an API call.
 	idlePause time.Duration
 	// pauseMu serialises Pause and Resume (which take up to the freezer's timeout).
@@ -100,13 +107,13 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 		return Info{}, err
 	}
 	lim := m.limits(o.Limits)
-	if err := m.reserve(); err != nil {
+	if err := m.reserve(1); err != nil {
 		if img != nil {
 			img.Close()
 		}
 		return Info{}, err
 	}
-	defer m.unreserve()
+	defer m.unreserve(1)
 	ttl := o.TTL
 	if ttl == 0 {
 		ttl = m.cfg.DefaultTTL
@@ -119,7 +126,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 		}
 	} else {
 		m.makeRoom()
-		if e, err = m.start(k, img, o.Mounts); err != nil {
+		if e, err = m.start(k, img, o.Mounts, nil); err != nil {
 			return Info{}, err
 		}
 	}
@@ -129,29 +136,30 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 	return e.describe(), nil
 }
 
-// reserve counts a create against MaxEnvironments from before it claims or
-// starts a sandbox until unreserve (after adopt has put it in envs): creates
-// under way and the pool filler see it while it starts. It fails with
-// ErrQuota when the environments and the creates under way are at the cap;
-// pool members give way to a create (makeRoom).
-func (m *Manager) reserve() error {
+// reserve counts n environments a create or fork is about to make against
+// MaxEnvironments from before it claims or starts a sandbox until unreserve
+// (after adopt has put them in envs): creates and forks under way and the pool
+// filler see them while they start, so concurrent ones never pass the cap
+// together. It fails with ErrQuota when the environments, the ones under way
+// and n would pass the cap; pool members give way to a create (makeRoom).
+func (m *Manager) reserve(n int) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return fmt.Errorf("env: shutting down: %w", ErrBusy)
 	}
-	if n := len(m.envs) + m.creating; m.cfg.MaxEnvironments > 0 && n >= m.cfg.MaxEnvironments {
-		return fmt.Errorf("%w: %d environments, the server's maximum", ErrQuota, n)
+	if max := m.cfg.MaxEnvironments; max > 0 && len(m.envs)+m.creating+n > max {
+		return fmt.Errorf("%w: %d environments and %d more asked for, the server's maximum is %d", ErrQuota, len(m.envs)+m.creating, n, max)
 	}
-	m.creating++
+	m.creating += n
 	return nil
 }
 
-func (m *Manager) unreserve() {
+func (m *Manager) unreserve(n int) {
 	m.mu.Lock()
-	m.creating--
+	m.creating -= n
 	m.mu.Unlock()
-	m.wakeFiller() // room for a pool member, if the create failed
+	m.wakeFiller() // room for pool members, if the create failed
 }
 
 // limits fills in the zero fields of l with the Manager's defaults, then the
@@ -185,37 +193,29 @@ func (m *Manager) limits(l Limits) Limits {
 // start starts the sandbox of an environment of shape k, with no owner yet: a
 // networked one's proxy refuses everything until adopt gives it its policy.
 // img (nil: none) passes to the environment, which closes it at teardown; start
-// closes it when it fails. A watcher destroys the environment when its init dies
-// on its own (the OOM killer may pick it), pooled or not: callers then hear
-// ErrDestroyed instead of internal errors, and a pool replaces its member.
-func (m *Manager) start(k shape, img *image.Image, ms []Mount) (_ *environment, err error) {
-	e := &environment{m: m, id: newID(), lower: k.lower, img: img, procs: map[string]*process{}}
+// closes it when it fails. top (nil: none) is the snapshot its workspace
+// continues from; the environment holds it from here on (start releases it
+// when it fails).
+func (m *Manager) start(k shape, img *image.Image, ms []Mount, top *snapshot) (_ *environment, err error) {
+	e := &environment{m: m, id: newID(), k: k, lower: k.lower, img: img, mounts: ms, top: top, procs: map[string]*process{}}
+	m.hold(top)
 	defer func() {
-		if err != nil && img != nil {
-			img.Close()
+		if err != nil {
+			if img != nil {
+				img.Close()
+			}
+			m.release(top)
 		}
 	}()
 	lim := k.limits
 	e.info = Info{ID: e.id, Limits: lim, Preset: k.preset, Template: k.template, State: StateRunning}
-	var mounts []sandbox.Mount
 	for _, mt := range ms {
-		mounts = append(mounts, mt.sandbox())
 		// Info never shows a host path: the targets and modes only.
 		e.info.Mounts = append(e.info.Mounts, Mount{Target: mt.Target, Mode: mt.Mode})
 	}
 	e.dir = filepath.Join(m.envsDir(), e.id)
 	if err := os.Mkdir(e.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("env: %w", err)
-	}
-	cfg := sandbox.Config{
-		Persistent:    true,
-		Workspace:     k.lower,
-		Image:         img,
-		Mounts:        mounts,
-		WorkspaceSize: lim.WorkspaceSize,
-		Memory:        lim.Memory,
-		Pids:          lim.Pids,
-		CPUs:          lim.CPUs,
 	}
 	if k.network {
 		e.netChanged = make(chan struct{})
@@ -226,38 +226,92 @@ func (m *Manager) start(k shape, img *image.Image, ms []Mount) (_ *environment, 
 			os.RemoveAll(e.dir)
 			return nil, fmt.Errorf("env: egress proxy: %w", err)
 		}
-		cfg.Network = &sandbox.Network{Proxy: e.proxy}
 	}
-	e.sb, err = sandbox.Start(cfg, sandbox.Stdio{})
-	if err != nil {
+	if err := e.boot(); err != nil {
 		if e.proxy != nil {
 			e.proxy.Close()
 		}
 		os.RemoveAll(e.dir)
-		return nil, fmt.Errorf("env: start sandbox: %w", err)
+		return nil, err
 	}
-	e.uid = e.sb.HostUID()
-	ws := "/proc/self/fd/" + strconv.Itoa(int(e.sb.WorkspaceDir().Fd()))
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	return e, nil
+}
+
+// boot starts e's sandbox (on e.top's layers) and opens its workspace: at
+// start, and again after a snapshot sealed the last one. A watcher destroys
+// the environment when its init dies on its own (the OOM killer may pick it),
+// pooled or not: callers then hear ErrDestroyed instead of internal errors,
+// and a pool replaces its member. The caller holds e.files or is start.
+func (e *environment) boot() error {
+	k := e.k
+	var mounts []sandbox.Mount
+	for _, mt := range e.mounts {
+		mounts = append(mounts, mt.sandbox())
+	}
+	cfg := sandbox.Config{
+		Persistent:    true,
+		Workspace:     k.lower,
+		Layers:        e.top.layers(),
+		Image:         e.img,
+		Mounts:        mounts,
+		WorkspaceSize: k.limits.WorkspaceSize,
+		Memory:        k.limits.Memory,
+		Pids:          k.limits.Pids,
+		CPUs:          k.limits.CPUs,
+	}
+	if e.proxy != nil {
+		cfg.Network = &sandbox.Network{Proxy: e.proxy}
+	}
+	sb, err := sandbox.Start(cfg, sandbox.Stdio{})
+	if err != nil {
+		return fmt.Errorf("env: start sandbox: %w", err)
+	}
+	uid := sb.HostUID()
+	ws := "/proc/self/fd/" + strconv.Itoa(int(sb.WorkspaceDir().Fd()))
+	m := e.m
 	opts := workspace.Options{MaxReadBytes: m.cfg.MaxReadBytes, MaxFileBytes: m.cfg.MaxFileBytes, AllowHardlinks: m.cfg.AllowHardlinks}
-	err = asUser(e.uid, e.uid, func() error {
+	var root *workspace.Root
+	err = asUser(uid, uid, func() error {
 		var err error
-		e.root, err = workspace.OpenRoot(ws, opts)
+		root, err = workspace.OpenRoot(ws, opts)
 		return err
 	})
 	if err != nil {
-		e.sb.Destroy()
-		if e.proxy != nil {
-			e.proxy.Close()
-		}
-		os.RemoveAll(e.dir)
-		return nil, fmt.Errorf("env: open workspace: %w", err)
+		sb.Destroy()
+		return fmt.Errorf("env: open workspace: %w", err)
 	}
-	e.ctx, e.cancel = context.WithCancel(context.Background())
+	e.mu.Lock()
+	if e.destroyed { // a teardown ran while the last one was sealed
+		e.mu.Unlock()
+		root.Close()
+		sb.Destroy()
+		return fmt.Errorf("environment %s: %w", e.id, ErrDestroyed)
+	}
+	e.sb, e.uid, e.root, e.sealing = sb, uid, root, false
+	e.mu.Unlock()
 	go func() {
-		e.sb.Wait()
-		m.destroy(e)
+		sb.Wait()
+		if e.current(sb) {
+			m.destroy(e)
+		}
 	}()
-	return e, nil
+	return nil
+}
+
+// sandbox returns e's sandbox now (a snapshot replaces it).
+func (e *environment) sandbox() *sandbox.Sandbox {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.sb
+}
+
+// current reports whether sb is e's sandbox and not being sealed: its death
+// is the environment's.
+func (e *environment) current(sb *sandbox.Sandbox) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.sb == sb && !e.sealing
 }
 
 // adopt gives a started environment (fresh or claimed from a pool) what differs
@@ -411,6 +465,9 @@ func (e *environment) describe() Info {
 	defer e.mu.Unlock()
 	info := e.info
 	info.LastUsed = e.lastUsed
+	if e.top != nil {
+		info.Snapshot = e.top.info.ID
+	}
 	if e.paused {
 		info.State = StatePaused
 	}
@@ -466,7 +523,7 @@ func (e *environment) teardown() error {
 		var errs []error
 		// The sandbox goes first: a command keeping the workspace busy ends now,
 		// and with it any file operation waiting on it.
-		if n, err := e.sb.Destroy(); err != nil {
+		if n, err := e.sandbox().Destroy(); err != nil && !errors.Is(err, sandbox.ErrDone) {
 			errs = append(errs, err)
 		} else if n != 0 {
 			errs = append(errs, fmt.Errorf("%d processes survived", n))
@@ -491,6 +548,7 @@ func (e *environment) teardown() error {
 		if err := os.RemoveAll(e.dir); err != nil {
 			errs = append(errs, err)
 		}
+		e.m.release(e.top) // after the sandbox: its layers may go now
 		if err := errors.Join(errs...); err != nil {
 			e.teardownErr = fmt.Errorf("environment %s: destroy: %w", e.id, err)
 		}

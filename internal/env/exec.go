@@ -36,7 +36,7 @@ func (m *Manager) Exec(ctx context.Context, owner Owner, id string, r ExecReques
 	if len(r.Stdin) > 0 {
 		spec.Stdin = bytes.NewReader(r.Stdin)
 	}
-	res, err := runner.RunIn(ctx, e.sb, spec)
+	res, err := runner.RunIn(ctx, e.sandbox(), spec)
 	if errors.Is(err, runner.ErrInvalidSpec) {
 		out.remove()
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)

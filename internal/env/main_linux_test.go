@@ -107,6 +107,9 @@ func newManager(t *testing.T, cfg Config) *Manager {
 		if err := m.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
+		if n := len(m.snaps); n > 0 {
+			t.Errorf("%d snapshot layers left", n)
+		}
 		for _, f := range prints {
 			f.check(t)
 		}

@@ -35,10 +35,11 @@ type Manager struct {
 
 	mu     sync.Mutex
 	envs   map[string]*environment
+	snaps  map[string]*snapshot // in use (see release)
 	tombs  map[string]tomb
 	order  []string // tomb ids, oldest first
 	closed bool
-	// creating counts the creates under way (reserve): not in envs until
+	// creating counts the environments creates and forks are making (reserve): not in envs until
 	// adopted, they count against MaxEnvironments meanwhile.
 	creating int
 	// tearing counts teardowns under way, which Close waits for: an environment
@@ -81,7 +82,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		lock.Close()
 		return nil, fmt.Errorf("env: state directory %s is used by another agentbox process: %w", cfg.StateDir, ErrBusy)
 	}
-	m := &Manager{cfg: cfg, lock: lock, envs: map[string]*environment{}, tombs: map[string]tomb{},
+	m := &Manager{cfg: cfg, lock: lock, envs: map[string]*environment{}, snaps: map[string]*snapshot{}, tombs: map[string]tomb{},
 		stop: make(chan struct{}), reaperDone: make(chan struct{}), fill: make(chan struct{}, 1), fillerDone: make(chan struct{})}
 	fail := func(err error) (*Manager, error) {
 		lock.Close()

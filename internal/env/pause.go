@@ -41,7 +41,7 @@ func (m *Manager) Resume(ctx context.Context, owner Owner, id string) (Info, err
 	defer done()
 	e.pauseMu.Lock()
 	defer e.pauseMu.Unlock()
-	if err := e.sb.Resume(); err != nil {
+	if err := e.sandbox().Resume(); err != nil {
 		return Info{}, fmt.Errorf("environment %s: %w", e.id, err)
 	}
 	e.mu.Lock()
@@ -59,7 +59,7 @@ func (m *Manager) Resume(ctx context.Context, owner Owner, id string) (Info, err
 func (e *environment) pause() error {
 	e.pauseMu.Lock()
 	defer e.pauseMu.Unlock()
-	if err := e.sb.Pause(); err != nil {
+	if err := e.sandbox().Pause(); err != nil {
 		return fmt.Errorf("environment %s: %w", e.id, err)
 	}
 	e.mu.Lock()

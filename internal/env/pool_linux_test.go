@@ -302,19 +302,19 @@ func TestPoolQuota(t *testing.T) {
 func TestPoolCountsCreates(t *testing.T) {
 	m := newPoolManager(t, Config{MaxEnvironments: 2, Pools: []Pool{{Min: 2}}})
 	for range 2 {
-		if err := m.reserve(); err != nil {
+		if err := m.reserve(1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := m.reserve(); !errors.Is(err, ErrQuota) {
+	if err := m.reserve(1); !errors.Is(err, ErrQuota) {
 		t.Fatalf("a third reservation at a cap of 2 = %v, want ErrQuota", err)
 	}
 	waitPool(t, m, 0, 0) // a member that started before the reservations is dropped
 	if p, _ := m.nextToFill(time.Now()); p != nil {
 		t.Fatal("the filler would start a member beside two creates under way at a cap of 2")
 	}
-	m.unreserve()
-	m.unreserve()
+	m.unreserve(1)
+	m.unreserve(1)
 	waitPool(t, m, 0, 2)
 
 	other := CreateOptions{Owner: alice, Limits: Limits{Pids: 500}}

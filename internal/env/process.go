@@ -121,7 +121,7 @@ func (m *Manager) Start(ctx context.Context, owner Owner, id string, r ExecReque
 	}
 
 	// The environment's context, not the request's: the command outlives the call.
-	cmd, err := runner.StartIn(e.ctx, e.sb, spec)
+	cmd, err := runner.StartIn(e.ctx, e.sandbox(), spec)
 	if spec.TTY == nil {
 		inR.Close() // the command has its own copy
 	}

@@ -122,6 +122,9 @@ type Info struct {
 	PausedAt  time.Time         `json:"paused_at,omitempty"`
 	OnTimeout string            `json:"on_timeout,omitempty"` // destroy or pause
 	Network   *Network          `json:"network,omitempty"`    // the policy in force; nil: no network
+	// Snapshot is the snapshot the workspace continues from (Snapshot, Fork);
+	// empty: none.
+	Snapshot string `json:"snapshot,omitempty"`
 }
 
 // ExecRequest is one command in an environment, under the runner's contract.
