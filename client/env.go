@@ -55,6 +55,25 @@ func (c *Client) Resume(ctx context.Context, id string) (Environment, error) {
 	return e, err
 }
 
+// Snapshot makes the environment's workspace a read-only snapshot in O(1); the
+// environment continues above it, under the same id, in a new sandbox (its
+// running commands end, /workspace carries on).
+func (c *Client) Snapshot(ctx context.Context, id string) (Snapshot, error) {
+	var s Snapshot
+	err := c.do(ctx, http.MethodPost, "/v1/environments/"+esc(id)+"/snapshot", nil, nil, &s)
+	return s, err
+}
+
+// Fork makes r.Count environments from a snapshot of environment id (a new one
+// unless r.Snapshot names one), each with a private workspace layer above it.
+func (c *Client) Fork(ctx context.Context, id string, r ForkRequest) ([]Environment, error) {
+	var out struct {
+		Environments []Environment `json:"environments"`
+	}
+	err := c.do(ctx, http.MethodPost, "/v1/environments/"+esc(id)+"/fork", nil, r, &out)
+	return out.Environments, err
+}
+
 // Destroy kills everything in the environment and removes it. Destroying an
 // environment that is already gone succeeds.
 func (c *Client) Destroy(ctx context.Context, id string) error {

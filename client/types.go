@@ -58,6 +58,23 @@ type Environment struct {
 	PausedAt  *time.Time        `json:"paused_at,omitempty"`
 	OnTimeout string            `json:"on_timeout,omitempty" jsonschema:"what the TTL does: destroy or pause"`
 	Network   *Network          `json:"network,omitempty" jsonschema:"the network policy in force; absent: no network"`
+	Snapshot  string            `json:"snapshot,omitempty" jsonschema:"the snapshot its workspace continues from (env snapshot, env fork); absent: none"`
+}
+
+// Snapshot is an environment's workspace at one moment, read-only, from which
+// it and its forks continue.
+type Snapshot struct {
+	ID        string    `json:"id"`
+	EnvID     string    `json:"env_id" jsonschema:"the environment it was taken of"`
+	Owner     Owner     `json:"owner"`
+	CreatedAt time.Time `json:"created_at"`
+	Depth     int       `json:"depth" jsonschema:"layers: this snapshot's and those below it"`
+}
+
+// ForkRequest asks for Count environments made from a snapshot of one.
+type ForkRequest struct {
+	Count    int    `json:"count" jsonschema:"how many environments, 1 to 100"`
+	Snapshot string `json:"snapshot,omitempty" jsonschema:"one of the environment's snapshots (its snapshot field or one below); absent: a new one, taken now"`
 }
 
 // ExecRequest is one command in an environment. The command is executed directly,

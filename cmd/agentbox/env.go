@@ -19,9 +19,9 @@ import (
 func envCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "env",
-		Short: "Create, list, pause, resume and destroy environments on the agentbox daemon",
+		Short: "Create, list, pause, resume, snapshot, fork and destroy environments on the agentbox daemon",
 	}
-	cmd.AddCommand(envCreateCmd(), envLsCmd(), envRmCmd(),
+	cmd.AddCommand(envCreateCmd(), envLsCmd(), envRmCmd(), envSnapshotCmd(), envForkCmd(),
 		envStateCmd("pause", "Pause environments: freeze every process (no CPU) until resume", (*client.Client).Pause),
 		envStateCmd("resume", "Resume paused environments: their processes continue where they stopped", (*client.Client).Resume))
 	return cmd

@@ -102,7 +102,7 @@ func TestMCPStdio(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 27 {
+	if err != nil || len(tools.Tools) != 29 {
 		t.Fatalf("tools: %v %d", err, len(tools.Tools))
 	}
 	callJSON := func(name string, args map[string]any) (map[string]any, bool) { return callTool(t, ctx, cs, name, args) }
@@ -199,7 +199,7 @@ func TestMCPInspector(t *testing.T) {
 		}
 	}
 	sort.Strings(names)
-	if len(names) != 27 || names[0] != "artifact_export" {
+	if len(names) != 29 || names[0] != "artifact_export" {
 		t.Fatalf("tools %v", names)
 	}
 	created := inspect("--method", "tools/call", "--tool-name", "env_create", "--tool-arg", "workspace="+filepath.Join(d.work, "proj"))
@@ -224,7 +224,7 @@ func TestMCPInspector(t *testing.T) {
 	// With no daemon: the embedded server (each Inspector call is its own process,
 	// so its environments end with the call).
 	inspectEnv = append(os.Environ(), "AGENTBOX_SERVER=", "AGENTBOX_SOCKET="+filepath.Join(t.TempDir(), "none.sock"))
-	if list := inspect("--method", "tools/list"); len(list["tools"].([]any)) != 27 {
+	if list := inspect("--method", "tools/list"); len(list["tools"].([]any)) != 29 {
 		t.Fatalf("embedded tools/list: %v", list)
 	}
 	if listed := inspect("--method", "tools/call", "--tool-name", "env_list"); listed["isError"] == true {

@@ -128,31 +128,73 @@ func (g *Guard) Create(ctx context.Context, o env.CreateOptions) (env.Info, erro
 	l := g.tenantLock(owner.Tenant)
 	l.Lock()
 	defer l.Unlock()
-	if q := tenant.Quota; q.Environments > 0 || q.Memory > 0 {
-		envs, err := g.svc.List(ctx, owner, nil)
-		if err != nil {
-			return env.Info{}, err
-		}
-		// An environment's RAM is its memory limit and its upper layer (a tmpfs
-		// that the API's writes fill on the daemon's account).
-		var mem int64
-		n := 0
-		for _, e := range envs {
-			if e.State == "destroyed" {
-				continue
-			}
-			n++
-			mem += e.Limits.Memory + e.Limits.WorkspaceSize
-		}
-		if q.Environments > 0 && n+1 > q.Environments {
-			return env.Info{}, fmt.Errorf("%w: tenant has %d of %d environments", env.ErrQuota, n, q.Environments)
-		}
-		if ask := o.Limits.Memory + o.Limits.WorkspaceSize; q.Memory > 0 && mem+ask > int64(q.Memory) {
-			return env.Info{}, fmt.Errorf("%w: %d bytes of memory and workspace in use, %d more asked (memory %d + workspace %d), quota %d",
-				env.ErrQuota, mem, ask, o.Limits.Memory, o.Limits.WorkspaceSize, int64(q.Memory))
-		}
+	if err := g.withinQuota(ctx, owner, 1, o.Limits); err != nil {
+		return env.Info{}, err
 	}
 	return g.svc.Create(ctx, o)
+}
+
+// withinQuota checks that n more environments of limits l fit in the
+// tenant's quotas; the caller holds the tenant's lock.
+func (g *Guard) withinQuota(ctx context.Context, owner env.Owner, n int, l env.Limits) error {
+	q := g.cfg.Tenants[owner.Tenant].Quota
+	if q.Environments <= 0 && q.Memory <= 0 {
+		return nil
+	}
+	envs, err := g.svc.List(ctx, owner, nil)
+	if err != nil {
+		return err
+	}
+	// An environment's RAM is its memory limit and its upper layer (a tmpfs
+	// that the API's writes fill on the daemon's account).
+	var mem int64
+	have := 0
+	for _, e := range envs {
+		if e.State == "destroyed" {
+			continue
+		}
+		have++
+		mem += e.Limits.Memory + e.Limits.WorkspaceSize
+	}
+	if q.Environments > 0 && have+n > q.Environments {
+		return fmt.Errorf("%w: tenant has %d of %d environments, %d more asked", env.ErrQuota, have, q.Environments, n)
+	}
+	if ask := int64(n) * (l.Memory + l.WorkspaceSize); q.Memory > 0 && mem+ask > int64(q.Memory) {
+		return fmt.Errorf("%w: %d bytes of memory and workspace in use, %d more asked (%d × memory %d + workspace %d), quota %d",
+			env.ErrQuota, mem, ask, n, l.Memory, l.WorkspaceSize, int64(q.Memory))
+	}
+	return nil
+}
+
+// Snapshot is a lifecycle operation, of the scope that creates and destroys.
+func (g *Guard) Snapshot(ctx context.Context, _ env.Owner, id string) (env.Snapshot, error) {
+	o, err := g.owner(ctx, config.ScopeEnvCreate)
+	if err != nil {
+		return env.Snapshot{}, err
+	}
+	return g.svc.Snapshot(ctx, o, id)
+}
+
+// Fork creates environments: the tenant's quotas count every one of them,
+// each with the source's limits, before any is made.
+func (g *Guard) Fork(ctx context.Context, _ env.Owner, id string, fo env.ForkOptions) ([]env.Info, error) {
+	o, err := g.owner(ctx, config.ScopeEnvCreate)
+	if err != nil {
+		return nil, err
+	}
+	src, err := g.svc.Get(ctx, o, id)
+	if err != nil {
+		return nil, err
+	}
+	l := g.tenantLock(o.Tenant)
+	l.Lock()
+	defer l.Unlock()
+	if fo.Count >= 1 && fo.Count <= env.MaxFork { // otherwise env says what is wrong
+		if err := g.withinQuota(ctx, o, fo.Count, src.Limits); err != nil {
+			return nil, err
+		}
+	}
+	return g.svc.Fork(ctx, o, id, fo)
 }
 
 // allowedMount checks that a mount's source lies under one of the tenant's

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -116,6 +117,41 @@ outer:
 		out = append(out, e.info)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// Snapshot names the files as they are; Fork copies them into new
+// environments of the same owner and labels.
+func (m *memService) Snapshot(_ context.Context, o env.Owner, id string) (env.Snapshot, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, err := m.env(o, id)
+	if err != nil {
+		return env.Snapshot{}, err
+	}
+	m.n++
+	e.info.Snapshot = fmt.Sprintf("snap-%d", m.n)
+	return env.Snapshot{ID: e.info.Snapshot, EnvID: id, Owner: e.info.Owner, CreatedAt: time.Now().UTC(), Depth: 1}, nil
+}
+
+func (m *memService) Fork(ctx context.Context, o env.Owner, id string, fo env.ForkOptions) ([]env.Info, error) {
+	if fo.Count < 1 || fo.Count > env.MaxFork {
+		return nil, fmt.Errorf("%w: fork count %d: 1 to %d", env.ErrInvalid, fo.Count, env.MaxFork)
+	}
+	if _, err := m.Snapshot(ctx, o, id); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	src := m.envs[id]
+	var out []env.Info
+	for range fo.Count {
+		m.n++
+		c := &memEnv{info: src.info, files: maps.Clone(src.files), dirs: maps.Clone(src.dirs), procs: map[string]*memProc{}}
+		c.info.ID = fmt.Sprintf("env-%d", m.n)
+		m.envs[c.info.ID] = c
+		out = append(out, c.info)
+	}
 	return out, nil
 }
 

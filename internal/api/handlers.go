@@ -141,6 +141,31 @@ func (s *Server) resumeEnv(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, e)
 }
 
+func (s *Server) snapshotEnv(w http.ResponseWriter, r *http.Request) {
+	sn, err := s.svc.Snapshot(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, sn)
+}
+
+func (s *Server) forkEnv(w http.ResponseWriter, r *http.Request) {
+	var req client.ForkRequest
+	if err := s.decode(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	envs, err := s.svc.Fork(r.Context(), r.PathValue("id"), req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, struct {
+		Environments []client.Environment `json:"environments"`
+	}{envs})
+}
+
 func (s *Server) destroyEnv(w http.ResponseWriter, r *http.Request) {
 	if err := s.svc.Destroy(r.Context(), r.PathValue("id")); err != nil {
 		s.writeError(w, r, err)

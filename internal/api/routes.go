@@ -27,6 +27,8 @@ func (s *Server) routeTable() []Route {
 		{"DELETE", env, true, s.destroyEnv},
 		{"POST", env + "/pause", true, s.pauseEnv},
 		{"POST", env + "/resume", true, s.resumeEnv},
+		{"POST", env + "/snapshot", true, s.snapshotEnv},
+		{"POST", env + "/fork", true, s.forkEnv},
 
 		{"POST", env + "/exec", true, s.exec},
 		{"POST", env + "/processes", true, s.start},

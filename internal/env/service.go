@@ -165,7 +165,8 @@ type Artifact struct {
 // ones it calls (the grader runs commands and reads files; it never signals a
 // process), and a test double implements only those.
 
-// Lifecycle creates, describes, lists, pauses, resumes and destroys environments.
+// Lifecycle creates, describes, lists, pauses, resumes, snapshots, forks and
+// destroys environments.
 type Lifecycle interface {
 	Create(ctx context.Context, o CreateOptions) (Info, error)
 	Get(ctx context.Context, owner Owner, id string) (Info, error)
@@ -173,6 +174,9 @@ type Lifecycle interface {
 	Pause(ctx context.Context, owner Owner, id string) (Info, error)
 	Resume(ctx context.Context, owner Owner, id string) (Info, error)
 	Destroy(ctx context.Context, owner Owner, id string) error
+	// Snapshot and Fork: see Manager.Snapshot and Manager.Fork.
+	Snapshot(ctx context.Context, owner Owner, id string) (Snapshot, error)
+	Fork(ctx context.Context, owner Owner, id string, o ForkOptions) ([]Info, error)
 }
 
 // Processes runs commands in an environment: to their end (Exec), or in the

@@ -17,6 +17,8 @@ type Service interface {
 	List(ctx context.Context, labels map[string]string) ([]client.Environment, error)
 	Pause(ctx context.Context, id string) (client.Environment, error)
 	Resume(ctx context.Context, id string) (client.Environment, error)
+	Snapshot(ctx context.Context, id string) (client.Snapshot, error)
+	Fork(ctx context.Context, id string, r client.ForkRequest) ([]client.Environment, error)
 	Destroy(ctx context.Context, id string) error
 
 	Exec(ctx context.Context, id string, r client.ExecRequest) (*client.Result, error)

@@ -21,6 +21,11 @@ type listOut struct {
 	Environments []client.Environment `json:"environments"`
 }
 
+type forkIn struct {
+	ID string `json:"id" jsonschema:"environment id"`
+	client.ForkRequest
+}
+
 type destroyOut struct {
 	ID        string `json:"id"`
 	Destroyed bool   `json:"destroyed"`
@@ -61,6 +66,22 @@ func (t *tools) addEnv(s *mcp.Server) {
 		func(in envID) string { return envWhat(in.ID) },
 		func(ctx context.Context, in envID) (client.Environment, error) {
 			return svc.Resume(ctx, in.ID)
+		})
+	add(t, s, &mcp.Tool{Name: "env_snapshot", Description: "Snapshot an environment's workspace, read-only and in O(1): the environment continues above it under the same id, in a new sandbox (its running commands end, /tmp starts afresh, /workspace carries on). Returns the snapshot, which env_fork can start from.",
+		Annotations: hints("Snapshot environment", false, true, false)},
+		func(in envID) string { return envWhat(in.ID) },
+		func(ctx context.Context, in envID) (client.Snapshot, error) {
+			return svc.Snapshot(ctx, in.ID)
+		})
+	add(t, s, &mcp.Tool{Name: "env_fork", Description: "Make count environments (1 to 100) from a snapshot of one (a new snapshot unless snapshot names one of its chain), each with a private copy-on-write workspace above it and made as the source was. Your environment quota counts all of them first: past it nothing is made.",
+		Annotations: hints("Fork environment", false, true, false)},
+		func(in forkIn) string { return envWhat(in.ID) },
+		func(ctx context.Context, in forkIn) (listOut, error) {
+			envs, err := svc.Fork(ctx, in.ID, in.ForkRequest)
+			if envs == nil {
+				envs = []client.Environment{}
+			}
+			return listOut{Environments: envs}, err
 		})
 	add(t, s, &mcp.Tool{Name: "env_destroy", Description: "Destroy an environment: kill every process in it and delete its workspace and everything not exported as an artifact. Destroying an environment that is already gone succeeds.",
 		Annotations: hints("Destroy environment", false, true, true)},

@@ -71,7 +71,7 @@ func TestToolAnnotations(t *testing.T) {
 	// readOnly, destructive, idempotent
 	want := map[string][3]bool{
 		"env_create": {false, false, false}, "env_get": {true, false, true}, "env_list": {true, false, true},
-		"env_destroy": {false, true, true}, "env_pause": {false, false, true}, "env_resume": {false, false, true}, "env_network_set": {false, true, true}, "env_network_log": {true, false, true},
+		"env_destroy": {false, true, true}, "env_snapshot": {false, true, false}, "env_fork": {false, true, false}, "env_pause": {false, false, true}, "env_resume": {false, false, true}, "env_network_set": {false, true, true}, "env_network_log": {true, false, true},
 		"exec": {false, true, false}, "exec_start": {false, true, false}, "exec_wait": {true, false, true},
 		"exec_output": {true, false, true}, "exec_stdin": {false, false, false}, "exec_signal": {false, true, false},
 		"file_read": {true, false, true}, "file_write": {false, true, true}, "file_list": {true, false, true},

@@ -77,6 +77,7 @@ func environment(i env.Info) client.Environment {
 		State:     i.State,
 		OnTimeout: i.OnTimeout,
 		Network:   wireNetwork(i.Network),
+		Snapshot:  i.Snapshot,
 	}
 	if !i.ExpiresAt.IsZero() {
 		t := i.ExpiresAt

@@ -57,6 +57,20 @@ func (s *Service) Resume(ctx context.Context, id string) (client.Environment, er
 	return environment(info), err
 }
 
+func (s *Service) Snapshot(ctx context.Context, id string) (client.Snapshot, error) {
+	sn, err := s.svc.Snapshot(ctx, none, id)
+	return client.Snapshot{ID: sn.ID, EnvID: sn.EnvID, Owner: owner(sn.Owner), CreatedAt: sn.CreatedAt, Depth: sn.Depth}, err
+}
+
+func (s *Service) Fork(ctx context.Context, id string, r client.ForkRequest) ([]client.Environment, error) {
+	infos, err := s.svc.Fork(ctx, none, id, env.ForkOptions{Count: r.Count, Snapshot: r.Snapshot})
+	out := []client.Environment{}
+	for _, i := range infos {
+		out = append(out, environment(i))
+	}
+	return out, err
+}
+
 func (s *Service) Destroy(ctx context.Context, id string) error {
 	return s.svc.Destroy(ctx, none, id)
 }

@@ -117,6 +117,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/environments/{id}/snapshot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description environment id */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make the environment's workspace a read-only snapshot in O(1) (scope env:create): nothing is copied. The environment continues above it under the same id, in a new sandbox: running commands end, /tmp and the template root start afresh, /workspace carries on. A paused environment is 409 EPAUSED. A snapshot lives while an environment uses it (this one, a fork, one on a later snapshot). */
+        post: operations["snapshotEnvironment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/environments/{id}/fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description environment id */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make count environments (1 to 100) from a snapshot of this one (scope env:create): a new snapshot unless snapshot names one of its chain. Each gets a private workspace layer above it, O(1) each, and is made as the source was (template, workspace, limits, mounts, network policy, labels, timeouts). The server's and the tenant's environment limits count all of them first: a fork past either is 429 EQUOTA whole, and one that fails part way destroys what it made. */
+        post: operations["forkEnvironment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/environments/{id}/exec": {
         parameters: {
             query?: never;
@@ -759,6 +799,23 @@ export interface components {
             /** @enum {string} */
             on_timeout?: "destroy" | "pause";
             network?: components["schemas"]["Network"];
+            /** @description the snapshot its workspace continues from; absent */
+            snapshot?: string;
+        };
+        Snapshot: {
+            id: string;
+            /** @description the environment it was taken of */
+            env_id: string;
+            owner: components["schemas"]["Owner"];
+            /** Format: date-time */
+            created_at: string;
+            /** @description layers: this snapshot's and those below it (at most 16) */
+            depth: number;
+        };
+        ForkRequest: {
+            count: number;
+            /** @description one of the environment's snapshots (its snapshot field or one below it); absent */
+            snapshot?: string;
         };
         /** @description what an environment may reach through its egress proxy, the sandbox's one way out (absent from a create request, the environment has no network but its own loopback). An empty allow reaches nothing. Loopback, unspecified and metadata addresses are refused whatever it says. */
         Network: {
@@ -1135,6 +1192,60 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Environment"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    snapshotEnvironment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description environment id */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the snapshot */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snapshot"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    forkEnvironment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description environment id */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForkRequest"];
+            };
+        };
+        responses: {
+            /** @description the new environments */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        environments: components["schemas"]["Environment"][];
+                    };
                 };
             };
             default: components["responses"]["Error"];
