@@ -97,3 +97,59 @@ func BenchmarkPauseResume(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSnapshot is one Snapshot of an environment whose workspace
+// holds what the sub-benchmark writes (1 file; 5,000 files and 32 MiB): the
+// seal (kill, clone of the upper layer, destroy) and the new sandbox the
+// environment continues in, which should not grow with what was written.
+// Each iteration writes into a fresh environment, neither timed.
+func BenchmarkSnapshot(b *testing.B) {
+	for _, bc := range []struct{ name, script string }{
+		{"1file", "echo x > f"},
+		{"5000files+32MiB", "mkdir d && cd d && seq 5000 | xargs touch && head -c 33554432 /dev/zero > ../big"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			m, _ := benchEnv(b)
+			ctx := context.Background()
+			for b.Loop() {
+				b.StopTimer()
+				info, err := m.Create(ctx, CreateOptions{Owner: alice})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res, err := m.Exec(ctx, alice, info.ID, ExecRequest{Argv: []string{"sh", "-c", bc.script}}); err != nil || res.ExitCode != 0 {
+					b.Fatal(res, err)
+				}
+				b.StartTimer()
+				if _, err := m.Snapshot(ctx, alice, info.ID); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				m.Destroy(ctx, alice, info.ID)
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// BenchmarkFork10 is one Fork of 10 environments from an existing snapshot
+// (ns/op / 10 is one fork), their destruction not timed.
+func BenchmarkFork10(b *testing.B) {
+	m, id := benchEnv(b)
+	ctx := context.Background()
+	s, err := m.Snapshot(ctx, alice, id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		forks, err := m.Fork(ctx, alice, id, ForkOptions{Count: 10, Snapshot: s.ID})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		for _, f := range forks {
+			m.Destroy(ctx, alice, f.ID)
+		}
+		b.StartTimer()
+	}
+}
