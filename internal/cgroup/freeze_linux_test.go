@@ -54,9 +54,19 @@ func TestFrozen(t *testing.T) {
 
 // TestPause: a paused group burns no CPU (its cgroup's counters stand still, not
 // just the wall clock), Frozen inside the pause does not end it, and Resume lets
-// the same process go on. Kill ends a pause: nothing of the group survives.
+// the same process go on. Kill ends a pause: nothing of the group survives. On
+// the host's layout (the v1 freezer on a hybrid host) and on its cgroup2 mount
+// (cgroup.freeze, a core file even without controllers).
 func TestPause(t *testing.T) {
-	cg := newGroup(t, Options{})
+	for _, tc := range []struct {
+		name string
+		make func(*testing.T, Options) *Cgroup
+	}{{"host", newGroup}, {"v2", newV2Group}} {
+		t.Run(tc.name, func(t *testing.T) { testPause(t, tc.make(t, Options{})) })
+	}
+}
+
+func testPause(t *testing.T, cg *Cgroup) {
 	out := filepath.Join(t.TempDir(), "count")
 	startIn(t, cg, shCmd(`read g; while :; do echo >> `+out+`; done`))
 	size := func() int64 {
