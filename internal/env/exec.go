@@ -36,7 +36,12 @@ func (m *Manager) Exec(ctx context.Context, owner Owner, id string, r ExecReques
 	if len(r.Stdin) > 0 {
 		spec.Stdin = bytes.NewReader(r.Stdin)
 	}
-	res, err := runner.RunIn(ctx, e.sandbox(), spec)
+	sb := e.sandbox()
+	res, err := runner.RunIn(ctx, sb, spec)
+	if err != nil && !e.current(sb) && !e.isDestroyed() {
+		// A snapshot sealed the sandbox under the command (see Snapshot).
+		err = fmt.Errorf("environment %s: a snapshot ended the command, run it again: %w (%w)", e.id, ErrBusy, err)
+	}
 	if errors.Is(err, runner.ErrInvalidSpec) {
 		out.remove()
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)

@@ -205,3 +205,39 @@ func TestSnapshotTenancy(t *testing.T) {
 		t.Errorf("bob has %d environments, want 1", len(l))
 	}
 }
+
+// TestSnapshotDuringExec: a synchronous command that a snapshot ends answers
+// ErrBusy (run it again), not an internal error, and the environment runs the
+// next one above the snapshot.
+func TestSnapshotDuringExec(t *testing.T) {
+	m := newManager(t, Config{ReapInterval: time.Hour})
+	ctx := context.Background()
+	id := create(t, m, CreateOptions{}).ID
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Exec(ctx, alice, id, ExecRequest{Argv: []string{"sh", "-c", "echo started > s; sleep 1000"}})
+		done <- err
+	}()
+	for end := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := m.ReadFile(ctx, alice, id, "s", 0, 0); err == nil {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the command never started")
+		}
+	}
+	if _, err := m.Snapshot(ctx, alice, id); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "snapshot") {
+			t.Errorf("exec ended by a snapshot = %v, want ErrBusy naming the snapshot", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the exec outlived the snapshot")
+	}
+	if got := sh(t, m, id, "cat s"); got != "started\n" {
+		t.Errorf("after: %q", got)
+	}
+}
