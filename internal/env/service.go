@@ -13,7 +13,8 @@
 // commands (runner.RunIn, so each has the runner's contract) and hands the host
 // a descriptor of its /workspace, through which every file operation goes
 // (workspace.Root, as the sandbox user). Diff reads the private upper layer while
-// the environment is frozen; exported files and truncated command outputs go to a
+// the environment is frozen; Snapshot seals that layer read-only, and the
+// environment and its forks continue in new sandboxes above it; exported files and truncated command outputs go to a
 // content-addressed artifact store with per-tenant owner records, bounded by age,
 // by total size and by per-tenant quotas (Config.Artifact*).
 //
