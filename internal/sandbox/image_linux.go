@@ -98,6 +98,9 @@ func (s *Sandbox) prepareImage(add func(*os.File) int) (*nsinit.Image, error) {
 	for i := len(im.Layers) - 1; i >= 0; i-- {
 		img.Lowers = append(img.Lowers, im.Layers[i].Rel)
 	}
+	if img.Sealed, err = s.prepareLayers(add, true); err != nil {
+		return nil, err
+	}
 	return img, nil
 }
 

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
 )
 
 // Layer is a sealed sandbox's workspace upper layer (Seal): a detached,
@@ -17,11 +20,12 @@ import (
 // started with it (a running sandbox holds its own mount).
 type Layer struct {
 	tree     *os.File
-	uid, gid int // the sealed sandbox's host user, who owns what it wrote
+	root     *os.File // the image root's upper layer; nil for a sandbox on no image
+	uid, gid int      // the sealed sandbox's host user, who owns what it wrote
 }
 
 // Seal ends the sandbox as Destroy does and keeps its workspace's upper layer
-// as a Layer. Every process is killed first, frozen or not (cgroup kill), so
+// (and its image root's, on an image) as a Layer. Every process is killed first, frozen or not (cgroup kill), so
 // nothing writes the layer once it is taken: a snapshot of the files, not of
 // the processes. It needs an overlay workspace and root (UpperDir).
 func (s *Sandbox) Seal() (*Layer, error) {
@@ -32,7 +36,27 @@ func (s *Sandbox) Seal() (*Layer, error) {
 	if err := s.cg.Kill(); err != nil {
 		return nil, fmt.Errorf("sandbox: seal: %w", err)
 	}
-	tree, err := detachedTree(up, nil)
+	l := &Layer{uid: s.id.uid, gid: s.id.gid}
+	var err error
+	if l.tree, err = sealedTree(up); err != nil {
+		return nil, err
+	}
+	if s.cfg.Image != nil {
+		if l.root, err = sealedTree(filepath.Join(s.state, rootUpper)); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
+	if n, err := s.Destroy(); err != nil || n != 0 {
+		l.Close()
+		return nil, fmt.Errorf("sandbox: seal: destroy: %d processes survived: %w", n, err)
+	}
+	return l, nil
+}
+
+// sealedTree clones dir as a detached, read-only, nosuid, nodev mount.
+func sealedTree(dir string) (*os.File, error) {
+	tree, err := detachedTree(dir, nil)
 	if err != nil {
 		return nil, &MissingError{Mechanism: "detached mounts", Err: err}
 	}
@@ -41,12 +65,7 @@ func (s *Sandbox) Seal() (*Layer, error) {
 		tree.Close()
 		return nil, fmt.Errorf("sandbox: seal: make read-only: %w", err)
 	}
-	l := &Layer{tree: tree, uid: s.id.uid, gid: s.id.gid}
-	if n, err := s.Destroy(); err != nil || n != 0 {
-		l.Close()
-		return nil, fmt.Errorf("sandbox: seal: destroy: %d processes survived: %w", n, err)
-	}
-	return l, nil
+	return tree, nil
 }
 
 // Dir returns a path through which the host reads the layer (for a diff),
@@ -54,36 +73,47 @@ func (s *Sandbox) Seal() (*Layer, error) {
 func (l *Layer) Dir() string { return fmt.Sprintf("/proc/self/fd/%d", l.tree.Fd()) }
 
 // Close lets go of the layer; its files go with the last sandbox using it.
-func (l *Layer) Close() error { return l.tree.Close() }
+func (l *Layer) Close() error {
+	if l.root != nil {
+		l.root.Close()
+	}
+	return l.tree.Close()
+}
 
-// prepareLayers passes the init a clone of each of s.cfg.Layers, idmapped so
-// that what the sealed sandbox's user wrote belongs to this one's.
-func (s *Sandbox) prepareLayers(add func(*os.File) int) ([]int, error) {
+// prepareLayers passes the init a clone of each of s.cfg.Layers' workspace
+// trees (root: their image roots' trees, for a sandbox on an image), idmapped
+// so that what the sealed sandbox's user wrote belongs to this one's.
+func (s *Sandbox) prepareLayers(add func(*os.File) int, root bool) ([]nsinit.Source, error) {
 	if len(s.cfg.Layers) == 0 {
 		return nil, nil
 	}
 	if !s.id.root || forcePaths {
 		return nil, &MissingError{Mechanism: "workspace layers", Err: errors.New("a layer is mounted idmapped, which needs agentbox to run as root")}
 	}
-	var fds []int
+	var out []nsinit.Source
 	for _, l := range s.cfg.Layers {
-		fd, err := unix.OpenTree(int(l.tree.Fd()), "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
+		tree := l.tree
+		if root {
+			if tree = l.root; tree == nil {
+				continue // sealed on no image: nothing of the root to carry
+			}
+		}
+		fd, err := unix.OpenTree(int(tree.Fd()), "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
 		if err != nil {
 			return nil, &MissingError{Mechanism: "clone of a detached mount", Err: err}
 		}
-		tree := os.NewFile(uintptr(fd), "layer")
-		n := add(tree) // closed by Start from here on
+		n := add(os.NewFile(uintptr(fd), "layer")) // closed by Start from here on
 		ns, err := idmapOwner(l.uid, l.gid, s.id)
 		if err != nil {
-			return nil, &MissingError{Mechanism: "idmapped workspace layer", Err: err}
+			return nil, &MissingError{Mechanism: "idmapped layer", Err: err}
 		}
 		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP | unix.MOUNT_ATTR_RDONLY, Userns_fd: uint64(ns.Fd())}
 		err = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr)
 		ns.Close()
 		if err != nil {
-			return nil, &MissingError{Mechanism: "idmapped workspace layer", Err: err}
+			return nil, &MissingError{Mechanism: "idmapped layer", Err: err}
 		}
-		fds = append(fds, n)
+		out = append(out, nsinit.Source{FD: n})
 	}
-	return fds, nil
+	return out, nil
 }

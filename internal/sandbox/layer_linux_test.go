@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/agentbox/agentbox/internal/image"
 	"github.com/agentbox/agentbox/internal/testenv"
 )
 
@@ -97,5 +99,58 @@ func TestSealLayer(t *testing.T) {
 	sb = startPersistent(t, Config{Workspace: ws, Layers: []*Layer{top, layer}})
 	if out, _ := shIn(t, sb, list); out != want[1] {
 		t.Errorf("on two layers: %q, want %q", out, want[1])
+	}
+}
+
+// TestSealImageRoot: on an image, the root's upper layer is sealed with the
+// workspace's: a sandbox on the layer sees what the sealed one wrote to the
+// root (on a host base, in a host directory's overlay too) and its own
+// changes stay its own.
+func TestSealImageRoot(t *testing.T) {
+	testenv.RequireRoot(t)
+	if testing.Short() {
+		t.Skip("builds an image")
+	}
+	store, err := image.OpenStore(t.TempDir(), image.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := image.ParseSpec([]byte("base: {host: true}\nsteps:\n  - run: mkdir -p /opt/tool\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	if _, err := store.Build(t.Context(), spec, image.BuildOptions{Name: "sealroot", Dir: t.TempDir(), Runner: &BuildRunner{Output: &log}, Log: &log}); err != nil {
+		t.Fatalf("build: %v\n%s", err, log.String())
+	}
+	im, err := store.Open("sealroot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Close()
+	ws := t.TempDir()
+	src, err := Start(Config{Persistent: true, Workspace: ws, Image: im}, Stdio{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, ex := shIn(t, src, "echo opt > /opt/tool/f && mkdir -p /usr/local/sealed && echo usr > /usr/local/sealed/f && echo ws > /workspace/w"); ex.ExitCode != 0 {
+		t.Fatalf("write in source: %v %s", ex, out)
+	}
+	layer, err := src.Seal()
+	if err != nil {
+		t.Fatalf("Seal: %v", err)
+	}
+	defer layer.Close()
+	a := startPersistent(t, Config{Workspace: ws, Image: im, Layers: []*Layer{layer}})
+	b := startPersistent(t, Config{Workspace: ws, Image: im, Layers: []*Layer{layer}})
+	if out, ex := shIn(t, a, "echo A > /opt/tool/f && rm -r /usr/local/sealed && echo a > /opt/tool/a"); ex.ExitCode != 0 {
+		t.Fatalf("write in a: %v %s", ex, out)
+	}
+	list := "cat /opt/tool/f /usr/local/sealed/f /workspace/w; ls /opt/tool"
+	if out, _ := shIn(t, b, list); out != "opt\nusr\nws\nf\n" {
+		t.Errorf("b sees %q, want the sealed root and workspace only", out)
+	}
+	if out, _ := shIn(t, a, "cat /opt/tool/f /workspace/w; ls /opt/tool; test -e /usr/local/sealed || echo gone"); out != "A\nws\na\nf\ngone\n" {
+		t.Errorf("a sees %q, want its own changes over the layer", out)
 	}
 }

@@ -69,12 +69,8 @@ func (s *Sandbox) prepareWorkspace(add func(*os.File) int) (nsinit.Workspace, er
 		state = nsinit.Source{FD: add(tree)}
 	}
 	w := nsinit.Workspace{Mode: nsinit.WorkspaceOverlay, Lower: lower, State: state}
-	layers, err := s.prepareLayers(add)
-	if err != nil {
+	if w.Layers, err = s.prepareLayers(add, false); err != nil {
 		return nsinit.Workspace{}, err
-	}
-	for _, fd := range layers {
-		w.Layers = append(w.Layers, nsinit.Source{FD: fd})
 	}
 	return w, nil
 }

@@ -129,7 +129,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Make the environment's workspace a read-only snapshot in O(1) (scope env:create): nothing is copied. The environment continues above it under the same id, in a new sandbox: running commands end, /tmp and the template root start afresh, /workspace carries on. A paused environment is 409 EPAUSED. A snapshot lives while an environment uses it (this one, a fork, one on a later snapshot). */
+        /** Make the environment's workspace a read-only snapshot in O(1) (scope env:create): nothing is copied. The environment continues above it under the same id, in a new sandbox: running commands end, /tmp starts afresh, /workspace and a template root's changes carry on. A paused environment is 409 EPAUSED. A snapshot lives while an environment uses it (this one, a fork, one on a later snapshot). */
         post: operations["snapshotEnvironment"];
         delete?: never;
         options?: never;

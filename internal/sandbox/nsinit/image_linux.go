@@ -39,7 +39,17 @@ func mountImage(img *Image) error {
 	if len(img.Lowers) == 0 && !img.Host {
 		return at("image", fmt.Errorf("no layers: %w", unix.EINVAL))
 	}
-	lowers := make([]string, 0, len(img.Lowers)+1)
+	lowers := make([]string, 0, len(img.Sealed)+len(img.Lowers)+1)
+	for i, l := range img.Sealed {
+		d := fmt.Sprintf("%s/sealed%d", stage, i)
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return at("mkdir stage", err)
+		}
+		if err := attach(l, d); err != nil {
+			return atf(err, "attach sealed root layer %d", i)
+		}
+		lowers = append(lowers, d)
+	}
 	for _, l := range img.Lowers {
 		if !local(l) {
 			return atf(unix.EINVAL, "image lowerdir+ %q: not a relative path inside its tree", l)

@@ -103,6 +103,10 @@ type Image struct {
 	Layers Source `json:"layers"`
 	// Lowers are the layers, top first, as paths relative to Layers.
 	Lowers []string `json:"lowers"`
+	// Sealed are read-only layers above Lowers, top first: the sealed upper
+	// layers of earlier sandboxes' roots (a snapshot), detached mounts the
+	// host made.
+	Sealed []Source `json:"sealed,omitempty"`
 	// State holds the overlay's upper and work directories, named by Upper and
 	// Work (relative paths), empty and on one file system.
 	State Source `json:"state"`
