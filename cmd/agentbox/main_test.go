@@ -44,7 +44,8 @@ func TestMain(m *testing.M) {
 	os.Setenv("TMPDIR", tmp)
 	goCacheDir = filepath.Join(tmp, "gocache")
 	agentbox = filepath.Join(dir, "agentbox")
-	if out, err := exec.Command("go", "build", "-o", agentbox, ".").CombinedOutput(); err != nil {
+	// With the sandbox init beside it, as installed (README).
+	if out, err := exec.Command("go", "build", "-o", dir, ".", "../agentbox-init").CombinedOutput(); err != nil {
 		os.Stderr.Write(out)
 		os.Exit(1)
 	}

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
+	"github.com/agentbox/agentbox/internal/testenv"
 )
 
 // TestInitSkipsTheBinarysPackages: the agentbox binary re-executed as the sandbox
@@ -42,5 +45,40 @@ func TestInitSkipsTheBinarysPackages(t *testing.T) {
 	b, err := cli.CombinedOutput()
 	if err != nil || !strings.Contains(string(b), "internal/eval/report @") {
 		t.Fatalf("agentbox --help: %v, and no trace of internal/eval/report: the check proves nothing\n%s", err, b)
+	}
+}
+
+// TestRunRefusesStaleInit: agentbox beside an agentbox-init built from other sources
+// (here: another build variant) fails the run (125) and says how to fix it, instead
+// of running the sandbox under the other build's init. The installed pair runs.
+func TestRunRefusesStaleInit(t *testing.T) {
+	testenv.RequireRoot(t)
+	if _, _, status := cli(t, "run", "--", "/bin/true"); status != 0 {
+		t.Fatalf("agentbox run with its own agentbox-init: exit %d", status)
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(agentbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab := filepath.Join(dir, "agentbox")
+	if err := os.WriteFile(ab, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, nsinit.Argv0Init),
+		"-ldflags=-X github.com/agentbox/agentbox/internal/sandbox/nsinit.buildVariant=stale", "../agentbox-init")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build a stale agentbox-init: %v\n%s", err, out)
+	}
+	var stderr bytes.Buffer
+	run := exec.Command(ab, "run", "--", "/bin/echo", "ran")
+	run.Stderr = &stderr
+	out, err := run.Output()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 125 || len(out) != 0 || !strings.Contains(stderr.String(), "build both from one tree") {
+		t.Fatalf("with a stale agentbox-init: %v, stdout %q, stderr %q; want exit 125 and how to fix it", err, out, stderr.String())
 	}
 }

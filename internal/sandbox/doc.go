@@ -1,5 +1,6 @@
-// Package sandbox is the host side of agentbox's namespace isolation. Start re-executes
-// the agentbox binary as the init of package nsinit in fresh user, pid, mount, network,
+// Package sandbox is the host side of agentbox's namespace isolation. Start starts the
+// init of package nsinit (agentbox-init beside the executable if it is to be trusted,
+// see initBinary; otherwise the agentbox binary re-executed) in fresh user, pid, mount, network,
 // IPC and UTS namespaces, maps the sandbox user (uid/gid 1000 inside) to one
 // unprivileged host id (never host root) and, as root, the init (uid 0 inside) to the
 // next one, so that no command can steer it; places the init in a cgroup of its own

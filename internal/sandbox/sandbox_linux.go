@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -166,7 +168,18 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 	if err := s.id.giveStdio(stdio); err != nil {
 		return nil, err
 	}
+	initBin, err := initBinary()
+	if err != nil {
+		return nil, err
+	}
 	cmd := exec.Command("/proc/self/exe")
+	cmd.ExtraFiles = childFiles
+	if initBin != nil {
+		// Executed through its descriptor, passed as the init's last file.
+		cmd.ExtraFiles = append(slices.Clip(childFiles), initBin)
+		cmd.Path = "/proc/self/fd/" + strconv.Itoa(len(cmd.ExtraFiles)+2)
+		spec.Build = nsinit.BuildKey()
+	}
 	cmd.Args = []string{nsinit.Argv0Init}
 	// The init serves from one thread (see nsinit's server): one P makes the
 	// runtime start fewer threads and keep less per-P memory, 0.2 MB of an
@@ -183,7 +196,6 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 	if stdio.Stderr != nil {
 		cmd.Stderr = stdio.Stderr
 	}
-	cmd.ExtraFiles = childFiles
 	cmd.SysProcAttr = s.id.sysProcAttr()
 	if s.unspawn, err = spawn(cmd); err != nil {
 		return nil, &MissingError{Mechanism: "clone into new namespaces", Err: err}

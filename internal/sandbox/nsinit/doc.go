@@ -1,5 +1,5 @@
-// Package nsinit is the init of a namespace sandbox: the agentbox binary re-executed by
-// package sandbox as "agentbox-init" inside fresh user, pid, mount, network, IPC and
+// Package nsinit is the init of a namespace sandbox: cmd/agentbox-init, or the agentbox
+// binary re-executed, started by package sandbox as "agentbox-init" inside fresh user, pid, mount, network, IPC and
 // UTS namespaces. It reads its whole configuration (a Spec) from one pipe, makes a
 // time namespace for the commands, builds a fresh read-only root on a tmpfs (host
 // /usr, /bin, /lib… bound read-only, a generated /etc, a fresh /proc with the host's

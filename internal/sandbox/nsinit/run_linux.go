@@ -1,6 +1,7 @@
 package nsinit
 
 import (
+	"errors"
 	"os"
 	"runtime"
 
@@ -70,6 +71,10 @@ func run() int {
 	spec, err := ReadSpec(ctl)
 	if err != nil {
 		st.fail(at("read config", err))
+		return 1
+	}
+	if spec.Build != "" && spec.Build != BuildKey() {
+		st.fail(at(StageBuild, errors.New("this agentbox-init was built from other sources than the agentbox that started it: build both from one tree (go build -o DIR/ ./cmd/agentbox ./cmd/agentbox-init) or remove agentbox-init")))
 		return 1
 	}
 	st.mark("config")

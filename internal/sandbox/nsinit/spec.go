@@ -24,6 +24,10 @@ const (
 	Argv0ProbeOverlay = "agentbox-probe-overlay"
 )
 
+// StageBuild is the stage an init built from other sources than its host fails at
+// (see BuildKey).
+const StageBuild = "init build"
+
 // File descriptors the host passes to the init (os/exec ExtraFiles start at 3).
 const (
 	// FDControl is read by the init: first the length-prefixed Spec, then control
@@ -79,6 +83,9 @@ type Spec struct {
 	// Network, when set, is the sandbox's way out: the egress proxy's listener,
 	// which the init opens and hands to the host (see Network). Nil: loopback only.
 	Network *Network `json:"network,omitempty"`
+	// Build, when set, is the host's BuildKey: an init whose own differs refuses
+	// the Spec (stage StageBuild) before it does anything.
+	Build string `json:"build,omitempty"`
 }
 
 // Source names a host directory for the init: either a detached mount passed as an
