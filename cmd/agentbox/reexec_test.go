@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -80,5 +81,43 @@ func TestRunRefusesStaleInit(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 125 || len(out) != 0 || !strings.Contains(stderr.String(), "build both from one tree") {
 		t.Fatalf("with a stale agentbox-init: %v, stdout %q, stderr %q; want exit 125 and how to fix it", err, out, stderr.String())
+	}
+}
+
+// TestCLIStartCompilesNothing: agentbox's own packages compile their patterns and
+// templates on first use, not at the start of every command (issue 16: they were
+// ~7,000 allocations and a millisecond of every `agentbox run`). The package
+// initialisation trace of `agentbox --version` counts their allocations.
+func TestCLIStartCompilesNothing(t *testing.T) {
+	cmd := exec.Command(agentbox, "--version")
+	cmd.Env = []string{"GODEBUG=inittrace=1"}
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("agentbox --version: %v\n%s", err, b)
+	}
+	total, pkgs := 0, 0
+	var top string
+	topN := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		// init github.com/agentbox/agentbox/internal/x @1.2 ms, 0.01 ms clock, 432 bytes, 12 allocs
+		f := strings.Fields(line)
+		if len(f) != 11 || f[0] != "init" || !strings.HasPrefix(f[1], "github.com/agentbox/agentbox/") {
+			continue
+		}
+		n, err := strconv.Atoi(f[9])
+		if err != nil {
+			t.Fatalf("unreadable trace line %q", line)
+		}
+		pkgs++
+		total += n
+		if n > topN {
+			top, topN = f[1], n
+		}
+	}
+	if pkgs < 10 {
+		t.Fatalf("the trace names %d of agentbox's packages: it proves nothing\n%s", pkgs, b)
+	}
+	if total > 1000 {
+		t.Errorf("agentbox's %d packages allocate %d times at start (most: %s, %d); compile patterns and templates on first use (sync.OnceValue)", pkgs, total, top, topN)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 )
@@ -173,7 +174,7 @@ func splitLines(src []byte) []string {
 	return lines
 }
 
-var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@(.*)$`)
+var hunkHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@(.*)$`) })
 
 // recount rewrites every hunk header's line counts from the lines that follow it,
 // as git apply --recount does. It returns the patch and how many headers changed.
@@ -181,7 +182,7 @@ func recount(patch []byte) ([]byte, int) {
 	lines := strings.SplitAfter(string(patch), "\n")
 	changed := 0
 	for i := 0; i < len(lines); i++ {
-		m := hunkHeader.FindStringSubmatch(strings.TrimRight(lines[i], "\r\n"))
+		m := hunkHeader().FindStringSubmatch(strings.TrimRight(lines[i], "\r\n"))
 		if m == nil {
 			continue
 		}

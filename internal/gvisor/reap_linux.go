@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 
 	"github.com/agentbox/agentbox/internal/cgroup"
 	"golang.org/x/sys/unix"
@@ -13,7 +14,7 @@ import (
 const statePrefix = "agentbox-gvisor-"
 
 // validID is what Start names a run (and its cgroup).
-var validID = regexp.MustCompile(`^agentbox-[0-9a-f]{16}$`)
+var validID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^agentbox-[0-9a-f]{16}$`) })
 
 // lockState creates the state directory's lock, held for the life of the run: a
 // state directory whose lock nobody holds belongs to no live run. The lock is
@@ -49,7 +50,7 @@ func reapStale(dir string) {
 			continue // a run being set up, or not one of ours
 		}
 		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
-			if id, err := os.ReadFile(filepath.Join(state, "id")); err == nil && validID.Match(id) {
+			if id, err := os.ReadFile(filepath.Join(state, "id")); err == nil && validID().Match(id) {
 				cgroup.Reap("", string(id))
 			}
 			os.RemoveAll(state)

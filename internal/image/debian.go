@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Debian is a Debian root file system bootstrapped by mmdebstrap from Debian's
@@ -29,8 +30,8 @@ type Debian struct {
 const DefaultMirror = "http://deb.debian.org/debian"
 
 var (
-	suiteRE   = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
-	packageRE = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+~:-]+)?$`)
+	suiteRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]*$`) })
+	packageRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+~:-]+)?$`) })
 	variants  = []string{"minbase", "essential", "apt", "required", "important", "standard"}
 )
 
@@ -48,7 +49,7 @@ func (d Debian) withDefaults() Debian {
 // Check says what is wrong with d, or returns nil.
 func (d Debian) Check() error {
 	d = d.withDefaults()
-	if !suiteRE.MatchString(d.Suite) {
+	if !suiteRE().MatchString(d.Suite) {
 		return fmt.Errorf("debian suite %q: want a suite or codename such as bookworm", d.Suite)
 	}
 	if !slices.Contains(variants, d.Variant) {
@@ -69,7 +70,7 @@ func (d Debian) Check() error {
 // checkPackage says what is wrong with a Debian package name ("name" or
 // "name=version").
 func checkPackage(p string) error {
-	if !packageRE.MatchString(p) {
+	if !packageRE().MatchString(p) {
 		return fmt.Errorf("debian package %q: want a package name, optionally =version", p)
 	}
 	return nil

@@ -7,17 +7,18 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // nameRE is what an image name looks like: lowercase, digits and ._- with an
 // optional :tag ("python-3.12", "django:4.2"), no slash, at most 128 bytes.
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*(:[A-Za-z0-9._-]+)?$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*(:[A-Za-z0-9._-]+)?$`) })
 
 // CheckName says why name cannot name an image, or returns nil.
 func CheckName(name string) error {
-	if len(name) > 128 || !nameRE.MatchString(name) {
+	if len(name) > 128 || !nameRE().MatchString(name) {
 		return fmt.Errorf("image name %q: use lowercase letters, digits, '.', '_' and '-', optionally with a :tag, at most 128 bytes", name)
 	}
 	return nil

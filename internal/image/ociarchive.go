@@ -9,12 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 )
 
 // ociArchiveEntry is what is taken from an OCI archive: the layout's marker, its
 // index and its blobs. Other entries (a docker-save manifest.json beside them)
 // are skipped, so no name from the archive reaches the file system unchecked.
-var ociArchiveEntry = regexp.MustCompile(`^(oci-layout|index\.json|blobs/sha256/[0-9a-f]{64})$`)
+var ociArchiveEntry = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(oci-layout|index\.json|blobs/sha256/[0-9a-f]{64})$`)
+})
 
 // extractOCIArchive writes the OCI layout in archive file into dir (empty).
 // Blobs are checked against their digests when they are read (layers by their
@@ -45,7 +48,7 @@ func extractOCIArchive(ctx context.Context, file, dir string, lim Limits) error 
 		if err != nil {
 			return &EntryError{Entry: h.Name, Err: err}
 		}
-		if h.Typeflag != tar.TypeReg || !ociArchiveEntry.MatchString(name) {
+		if h.Typeflag != tar.TypeReg || !ociArchiveEntry().MatchString(name) {
 			continue
 		}
 		if h.Size > lim.LayerSize {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -164,9 +165,13 @@ func (d *Debian) UnmarshalYAML(n *yaml.Node) error {
 }
 
 var (
-	npmRE   = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*@[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$`)
-	goModRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]*\.[a-z]{2,}(/[A-Za-z0-9._~-]+)*@v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+incompatible)?$`)
-	envRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	npmRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*@[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$`)
+	})
+	goModRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[a-z0-9][a-z0-9.-]*\.[a-z]{2,}(/[A-Za-z0-9._~-]+)*@v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+incompatible)?$`)
+	})
+	envRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
 
 // Check says everything that is wrong with the spec, each problem named by its
@@ -209,13 +214,13 @@ func (sp *Spec) Check() error {
 			}
 		case StepNpm:
 			for j, p := range st.Npm {
-				if !npmRE.MatchString(p) {
+				if !npmRE().MatchString(p) {
 					bad(fmt.Sprintf("%s.npm[%d]", f, j), "%q: want name@version with an exact version (left-pad@1.3.0), so the build is reproducible", p)
 				}
 			}
 		case StepGoModules:
 			for j, m := range st.GoModules {
-				if !goModRE.MatchString(m) {
+				if !goModRE().MatchString(m) {
 					bad(fmt.Sprintf("%s.go_modules[%d]", f, j), "%q: want module@version with an exact version (golang.org/x/text@v0.14.0)", m)
 				}
 			}
@@ -238,7 +243,7 @@ func (sp *Spec) Check() error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if !envRE.MatchString(k) || strings.IndexByte(sp.Env[k], 0) >= 0 {
+		if !envRE().MatchString(k) || strings.IndexByte(sp.Env[k], 0) >= 0 {
 			bad("env."+k, "want a name of letters, digits and _ and a value without NUL")
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The response side of the Anthropic Messages API, non-streamed, and its errors.
@@ -103,9 +104,11 @@ func anStop(reason string) StopReason {
 }
 
 var (
-	anOverflowRE = regexp.MustCompile(`(?i)prompt is too long|exceed(?:s|ed)? (?:the )?context (?:limit|window)|context window|too many tokens`)
-	anTooLongRE  = regexp.MustCompile(`(\d+) tokens > (\d+)`)
-	anSumRE      = regexp.MustCompile(`(\d+) \+ (\d+) > (\d+)`)
+	anOverflowRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)prompt is too long|exceed(?:s|ed)? (?:the )?context (?:limit|window)|context window|too many tokens`)
+	})
+	anTooLongRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+) tokens > (\d+)`) })
+	anSumRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+) \+ (\d+) > (\d+)`) })
 )
 
 // parseAnthropicError reads {"type":"error","error":{"type":…,"message":…},
@@ -124,13 +127,13 @@ func parseAnthropicError(status int, body []byte) providerError {
 	pe := providerError{Type: e.Error.Type, Message: e.Error.Message, requestID: e.RequestID}
 	if status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge || status == 0 {
 		pe.overflow = e.Error.Type == "request_too_large" ||
-			(e.Error.Type == "invalid_request_error" || e.Error.Type == "") && anOverflowRE.MatchString(e.Error.Message)
+			(e.Error.Type == "invalid_request_error" || e.Error.Type == "") && anOverflowRE().MatchString(e.Error.Message)
 	}
 	if pe.overflow {
-		if m := anTooLongRE.FindStringSubmatch(e.Error.Message); m != nil {
+		if m := anTooLongRE().FindStringSubmatch(e.Error.Message); m != nil {
 			pe.requested, _ = strconv.Atoi(m[1])
 			pe.limit, _ = strconv.Atoi(m[2])
-		} else if m := anSumRE.FindStringSubmatch(e.Error.Message); m != nil {
+		} else if m := anSumRE().FindStringSubmatch(e.Error.Message); m != nil {
 			in, _ := strconv.Atoi(m[1])
 			out, _ := strconv.Atoi(m[2])
 			pe.requested = in + out

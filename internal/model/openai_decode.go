@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The response side of OpenAI Chat Completions, non-streamed, and its errors.
@@ -178,9 +179,13 @@ type oaErrorBody struct {
 }
 
 var (
-	oaOverflowRE  = regexp.MustCompile(`(?i)maximum context length|context length exceeded|context_length_exceeded|exceeds the available context size|context window|prompt is too long|too many tokens`)
-	oaLimitRE     = regexp.MustCompile(`(?i)maximum context length is (\d+)`)
-	oaRequestedRE = regexp.MustCompile(`(?i)(?:requested|resulted in|requested about) (\d+) tokens`)
+	oaOverflowRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)maximum context length|context length exceeded|context_length_exceeded|exceeds the available context size|context window|prompt is too long|too many tokens`)
+	})
+	oaLimitRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)maximum context length is (\d+)`) })
+	oaRequestedRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(?:requested|resulted in|requested about) (\d+) tokens`)
+	})
 )
 
 // parseOpenAIError reads {"error": {...}} (OpenAI, OpenRouter, llama.cpp, newer
@@ -202,14 +207,14 @@ func parseOpenAIError(status int, body []byte) providerError {
 	pe := providerError{Type: e.Type, Code: jsonScalar(e.Code), Message: e.Message}
 	if status >= 400 && status < 500 && status != http.StatusTooManyRequests && status != 401 && status != 403 {
 		pe.overflow = pe.Code == "context_length_exceeded" || e.Type == "exceed_context_size_error" ||
-			oaOverflowRE.MatchString(e.Message)
+			oaOverflowRE().MatchString(e.Message)
 	}
 	if pe.overflow {
 		pe.limit, pe.requested = e.NCtx, e.NPromptTokens
-		if m := oaLimitRE.FindStringSubmatch(e.Message); m != nil {
+		if m := oaLimitRE().FindStringSubmatch(e.Message); m != nil {
 			pe.limit, _ = strconv.Atoi(m[1])
 		}
-		if m := oaRequestedRE.FindStringSubmatch(e.Message); m != nil {
+		if m := oaRequestedRE().FindStringSubmatch(e.Message); m != nil {
 			pe.requested, _ = strconv.Atoi(m[1])
 		}
 	}

@@ -5,11 +5,12 @@ import (
 	"encoding/hex"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Both protocols accept tool names matching ^[a-zA-Z0-9_-]{1,64}$ only; agentbox
 // names tools like "fs.read". toolNames maps each name to a wire name and back.
-var wireNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+var wireNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) })
 
 type toolNames struct {
 	toWire   map[string]string
@@ -32,7 +33,7 @@ func newToolNames(tools []ToolDef, msgs []Message) toolNames {
 	}
 	// Valid names first, so they keep their spelling and sanitized ones yield.
 	for _, name := range names {
-		if wireNameRE.MatchString(name) {
+		if wireNameRE().MatchString(name) {
 			n.add(name, name)
 		}
 	}

@@ -12,7 +12,7 @@ func TestToolNames(t *testing.T) {
 	seen := map[string]string{}
 	for _, name := range []string{"fs.read", "fs_read", "fs:read", "test-run", strings.Repeat("n", 70), "ünïcode", "old.tool"} {
 		w := n.wire(name)
-		if !wireNameRE.MatchString(w) {
+		if !wireNameRE().MatchString(w) {
 			t.Errorf("%q -> %q is not a valid wire name", name, w)
 		}
 		if other, dup := seen[w]; dup {

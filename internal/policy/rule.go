@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentbox/agentbox/internal/command"
 	"github.com/agentbox/agentbox/internal/secret"
@@ -119,7 +120,7 @@ type rule struct {
 	commands []command.Pattern
 }
 
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`) })
 
 // fieldsOf lists the keys of a struct's YAML form, for refusing unknown ones.
 var (
@@ -275,7 +276,7 @@ func compile(f File, line func(int) int) (*Policy, error) {
 		switch {
 		case r.Name == "":
 			return nil, bad("name", errors.New("missing; every rule has a name, which decisions cite"))
-		case !nameRE.MatchString(r.Name):
+		case !nameRE().MatchString(r.Name):
 			return nil, bad("name", fmt.Errorf("%q: want lowercase letters, digits, '.', '_' or '-', at most 64", r.Name))
 		case names[r.Name] > 0:
 			return nil, bad("name", fmt.Errorf("rule %d has the same name", names[r.Name]))

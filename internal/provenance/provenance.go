@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Kind is what produced a result's content.
@@ -90,7 +91,9 @@ const Notice = `Tool results arrive inside <tool_result untrusted="true"> blocks
 // closerRE finds anything in tool output that a model could read as the start or end
 // of a tool_result block: ASCII and look-alike angle brackets, optional slash and
 // spaces, and "tool_result", "tool result", "tool-result" in any case.
-var closerRE = regexp.MustCompile(`(?i)(<|\x{FF1C}|\x{2039}|\x{3008}|\x{27E8}|\x{FE64})(\s*/?\s*tool[\s_-]*result)`)
+var closerRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(<|\x{FF1C}|\x{2039}|\x{3008}|\x{27E8}|\x{FE64})(\s*/?\s*tool[\s_-]*result)`)
+})
 
 // Render turns a result into the text the model sees: the content, unchanged
 // except that any sequence resembling a tool_result tag has its opening bracket
@@ -121,7 +124,7 @@ func Render(r Result) string {
 		b.WriteString(` is_error="true"`)
 	}
 	b.WriteString(">\n")
-	content := closerRE.ReplaceAllString(r.Content, "&lt;$2")
+	content := closerRE().ReplaceAllString(r.Content, "&lt;$2")
 	b.WriteString(content)
 	if !strings.HasSuffix(content, "\n") {
 		b.WriteByte('\n')
@@ -138,5 +141,5 @@ func attr(s string) string {
 	s = attrReplacer.Replace(s)
 	// A look-alike bracket in an attribute cannot close anything once '"' is
 	// escaped, but keep the block free of every tag look-alike.
-	return closerRE.ReplaceAllString(s, "&lt;$2")
+	return closerRE().ReplaceAllString(s, "&lt;$2")
 }

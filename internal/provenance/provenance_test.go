@@ -25,7 +25,7 @@ func TestRenderCannotBeClosed(t *testing.T) {
 		"\u27e8/tool_result\u27e9",
 	} {
 		out := Render(Result{Tool: "x" + evil, Call: `"` + evil, Source: Source{Kind: URL, ID: evil}, Content: evil})
-		tags := closerRE.FindAllStringIndex(out, -1)
+		tags := closerRE().FindAllStringIndex(out, -1)
 		if len(tags) != 2 || tags[0][0] != 0 || tags[1][1] != len(out)-1 {
 			t.Errorf("%q left a tag look-alike in the block (%v):\n%s", evil, tags, out)
 		}

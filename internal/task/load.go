@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -32,7 +33,7 @@ const (
 	maxTimeout   = 24 * time.Hour
 )
 
-var idRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+var idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+$`) })
 
 // file mirrors task.yaml. Numbers in limits are strings so that a YAML float is
 // rejected instead of silently truncated. PublicTestCommand is nil when task.yaml
@@ -294,7 +295,7 @@ func checkID(id string) error {
 		return errors.New("missing; use letters, digits, '_', '.' and '-'")
 	case len(id) > maxID:
 		return fmt.Errorf("longer than %d characters", maxID)
-	case !idRE.MatchString(id) || id == "." || id == "..":
+	case !idRE().MatchString(id) || id == "." || id == "..":
 		return fmt.Errorf("%q: use only letters, digits, '_', '.' and '-' (and not just dots)", id)
 	}
 	return nil

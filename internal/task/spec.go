@@ -122,7 +122,7 @@ func ReadSpecs(r io.Reader) (Specs, error) {
 		return nil, fmt.Errorf("specs: %w (the file maps owner/name to versions to specs; unknown fields are rejected)", err)
 	}
 	for _, repo := range slices.Sorted(maps.Keys(s)) {
-		if !repoNameRE.MatchString(repo) {
+		if !repoNameRE().MatchString(repo) {
 			return nil, fmt.Errorf("specs: %q: want a repository as owner/name", repo)
 		}
 		for _, v := range slices.Sorted(maps.Keys(s[repo])) {

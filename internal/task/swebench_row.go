@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 )
@@ -18,8 +19,8 @@ import (
 const maxSWERow = 64 << 20
 
 var (
-	repoNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
-	commitRE   = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+	repoNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`) })
+	commitRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`) })
 )
 
 // sweRow is one checked SWE-bench instance.
@@ -111,11 +112,11 @@ func parseSWERow(line int, data []byte) (*sweRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !repoNameRE.MatchString(row.Repo) || strings.HasPrefix(row.Repo, "./") || strings.HasPrefix(row.Repo, "../") ||
+	if !repoNameRE().MatchString(row.Repo) || strings.HasPrefix(row.Repo, "./") || strings.HasPrefix(row.Repo, "../") ||
 		strings.HasSuffix(row.Repo, "/.") || strings.HasSuffix(row.Repo, "/..") {
 		return nil, row.errf("repo", "%q: want owner/name, as on GitHub (letters, digits, '_', '.', '-')", row.Repo)
 	}
-	if !commitRE.MatchString(row.BaseCommit) {
+	if !commitRE().MatchString(row.BaseCommit) {
 		return nil, row.errf("base_commit", "%q: want the full commit hash in lowercase hex", row.BaseCommit)
 	}
 	switch s := row.ProblemStatement; {

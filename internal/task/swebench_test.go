@@ -527,7 +527,7 @@ func FuzzSWERow(f *testing.F) {
 		switch {
 		case checkID(row.InstanceID) != nil:
 			t.Fatalf("accepted instance_id %q", row.InstanceID)
-		case !commitRE.MatchString(row.BaseCommit):
+		case !commitRE().MatchString(row.BaseCommit):
 			t.Fatalf("accepted base_commit %q", row.BaseCommit)
 		case strings.Count(row.Repo, "/") != 1 || strings.Contains(row.Repo, ".."+"/") || strings.HasSuffix(row.Repo, "/.."):
 			t.Fatalf("accepted repo %q", row.Repo)

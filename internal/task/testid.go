@@ -55,7 +55,7 @@ func checkTestID(format ResultFormat, id string) error {
 	}
 	switch format {
 	case JUnit, Unittest:
-		if djangoIDRE.MatchString(id) {
+		if djangoIDRE().MatchString(id) {
 			return nil
 		}
 		if strings.Contains(id, "::") {

@@ -3,11 +3,12 @@ package task
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // djangoIDRE matches a Django-style test id, "test_x (module.Class)" or, as
 // Python 3.11's unittest prints it, "test_x (module.Class.test_x)".
-var djangoIDRE = regexp.MustCompile(`^([^\s()]+) \(([\w.]+)\)$`)
+var djangoIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([^\s()]+) \(([\w.]+)\)$`) })
 
 // ParseTestKey reduces a test id in any of the forms SWE-bench datasets use to its
 // TestKey: a pytest node id (FILE.py::CLASS::NAME[PARAMS], FILE.py::NAME), a
@@ -23,7 +24,7 @@ func ParseTestKey(id string) (TestKey, bool) {
 	if id == "" {
 		return TestKey{}, false
 	}
-	if m := djangoIDRE.FindStringSubmatch(id); m != nil {
+	if m := djangoIDRE().FindStringSubmatch(id); m != nil {
 		name, where := m[1], m[2]
 		return TestKey{Class: strings.TrimSuffix(where, "."+name), Name: name}, true
 	}

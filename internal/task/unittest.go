@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 var (
@@ -12,11 +13,13 @@ var (
 	// "test_x (module.Class.test_x) ... " (Python 3.11+) or
 	// "test_x (module.Class) ... " (before), the rest of the line after it. With
 	// a docstring the description line comes between, and " ... " ends that one.
-	unittestLineRE = regexp.MustCompile(`^([^\s()]+) \(([\w.]+)\)(?: \.\.\. (.*))?$`)
+	unittestLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([^\s()]+) \(([\w.]+)\)(?: \.\.\. (.*))?$`) })
 	// unittestSummaryRE matches the headers of the failure report at the end:
 	// "FAIL: test_x (module.Class.test_x)", "ERROR: ..." (with a subtest's
 	// parameters after it).
-	unittestSummaryRE = regexp.MustCompile(`^(FAIL|ERROR|UNEXPECTED SUCCESS): ([^\s()]+) \(([\w.]+)\)`)
+	unittestSummaryRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(FAIL|ERROR|UNEXPECTED SUCCESS): ([^\s()]+) \(([\w.]+)\)`)
+	})
 )
 
 // parseUnittest reads the verbose log (-v) of Python's unittest runner, as
@@ -41,7 +44,7 @@ func parseUnittest(data []byte) (Results, error) {
 	}
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
-		if m := unittestSummaryRE.FindStringSubmatch(line); m != nil {
+		if m := unittestSummaryRE().FindStringSubmatch(line); m != nil {
 			k := unittestKey(m[2], m[3])
 			o := OutcomeFail
 			if m[1] == "ERROR" {
@@ -50,7 +53,7 @@ func parseUnittest(data []byte) (Results, error) {
 			r.addKeyed(k.Class+"."+k.Name, k, o)
 			continue
 		}
-		if m := unittestLineRE.FindStringSubmatch(line); m != nil {
+		if m := unittestLineRE().FindStringSubmatch(line); m != nil {
 			k := unittestKey(m[1], m[2])
 			pending = &k
 			if m[3] != "" && record(k, m[3]) {

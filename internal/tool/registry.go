@@ -120,7 +120,7 @@ func (r *Registry) WithGate(g Gate, drop ...string) *Registry {
 
 // nameRE is the MCP and agentbox tool name syntax (dots allowed; the model
 // adapters map them to what each protocol accepts).
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`) })
 
 // ErrRegister is matched by every Register error.
 var ErrRegister = errors.New("tool: cannot register")
@@ -132,8 +132,8 @@ func (r *Registry) Register(s Spec) error {
 		return fmt.Errorf("%w %q: %s", ErrRegister, s.Name, fmt.Sprintf(f, a...))
 	}
 	switch {
-	case !nameRE.MatchString(s.Name):
-		return bad("name must match %s", nameRE)
+	case !nameRE().MatchString(s.Name):
+		return bad("name must match %s", nameRE())
 	case s.Handler == nil:
 		return bad("no handler")
 	case s.Scope == "":

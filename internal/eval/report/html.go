@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/grade"
@@ -41,12 +42,15 @@ func hash(s string) string {
 	return base64.StdEncoding.EncodeToString(h[:])
 }
 
-// page is parsed once. The style sheet and the policy are spliced in as template
+// page is parsed once, on first use (not at the start of every agentbox command).
+// The style sheet and the policy are spliced in as template
 // text (trusted, copied verbatim), so the hash covers the exact bytes served.
 // The script is a template.JS value instead: html/template would strip the
 // comments of script in template text, and the hash is of the file as it is.
-var page = template.Must(template.New("report.html").Parse(
-	strings.NewReplacer("@CSS@", pageStyle, "@CSP@", csp).Replace(pageTemplate)))
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report.html").Parse(
+		strings.NewReplacer("@CSS@", pageStyle, "@CSP@", csp).Replace(pageTemplate)))
+})
 
 type htmlPage struct {
 	R        *Report
@@ -160,7 +164,7 @@ func writeHTML(w io.Writer, root *os.Root, r *Report, s Summary) error {
 	// Task ids, titles and verdict strings are not checked for UTF-8 when they
 	// are made; repairing the whole page (no markup is non-ASCII) keeps it valid.
 	var buf bytes.Buffer
-	if err := page.Execute(&buf, p); err != nil {
+	if err := page().Execute(&buf, p); err != nil {
 		return err
 	}
 	_, err := w.Write(bytes.ToValidUTF8(buf.Bytes(), []byte("\uFFFD")))
