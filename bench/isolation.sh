@@ -20,7 +20,8 @@ for tool in hyperfine bwrap unshare python3; do
 	command -v "$tool" >/dev/null || { echo "bench/isolation.sh: $tool is missing: apt-get install -y hyperfine bubblewrap util-linux python3" >&2; exit 1; }
 done
 mkdir -p bench/out
-go build -o bench/out/agentbox ./cmd/agentbox
+# agentbox with its sandbox init beside it, as installed (README).
+CGO_ENABLED=0 go build -o bench/out/ ./cmd/agentbox ./cmd/agentbox-init
 ab="$PWD/bench/out/agentbox"
 ws=$(mktemp -d)
 trap 'rm -rf "$ws"' EXIT
@@ -44,6 +45,7 @@ if [ -n "${BASELINE:-}" ]; then
 	cmds+=("$(realpath "$BASELINE") run --isolation namespace --workspace $ws -- /bin/true")
 fi
 
+echo "load before: $(uptime)"
 for r in $(seq 1 "$rounds"); do
 	args=()
 	for i in "${!cmds[@]}"; do args+=(-n "${names[$i]}" "${cmds[$i]}"); done
@@ -117,9 +119,10 @@ for name in names:
 PY
 fi
 
+echo "load after: $(uptime)"
 echo
 echo "where agentbox's namespace start-up goes (median ms per phase, sandbox package, /bin/true):"
-CGO_ENABLED=0 go test -run '^$' -bench 'BenchmarkTrue' -benchtime 40x ./internal/sandbox/ | awk '/^BenchmarkTrue/ {
+CGO_ENABLED=0 go test -run '^$' -bench 'BenchmarkTrue(Overlay)?(Init)?$' -benchtime 40x ./internal/sandbox/ | awk '/^BenchmarkTrue/ {
 	printf "%s\n", $1
 	for (i = 5; i < NF; i += 2) printf "  %-22s %8s\n", $(i+1), $i
 }'

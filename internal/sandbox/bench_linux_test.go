@@ -100,6 +100,13 @@ func BenchmarkTrueOverlay(b *testing.B) {
 	benchRun(b, Config{Argv: []string{"/bin/true"}, Workspace: ws})
 }
 
+// BenchmarkTrueOverlayInit is BenchmarkTrueOverlay with cmd/agentbox-init as the
+// init, as installed, instead of the test binary re-executed.
+func BenchmarkTrueOverlayInit(b *testing.B) {
+	useInit(b, buildInit(b))
+	BenchmarkTrueOverlay(b)
+}
+
 // BenchmarkForkExec is the floor: /bin/true started and waited for directly.
 func BenchmarkForkExec(b *testing.B) {
 	var totals []time.Duration

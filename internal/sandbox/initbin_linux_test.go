@@ -14,7 +14,7 @@ import (
 
 // buildInit builds cmd/agentbox-init into a directory of its own with extra go
 // build flags and returns its path.
-func buildInit(t *testing.T, flags ...string) string {
+func buildInit(t testing.TB, flags ...string) string {
 	t.Helper()
 	_, err := exec.LookPath("go")
 	testenv.Require(t, err == nil, "the go toolchain builds cmd/agentbox-init")
@@ -29,10 +29,16 @@ func buildInit(t *testing.T, flags ...string) string {
 }
 
 // useInit makes Start use the init at p for the rest of the test.
-func useInit(t *testing.T, p string) {
+func useInit(t testing.TB, p string) {
 	saved := initBinary
-	initBinary = func() (*os.File, error) { return trustedInit(p) }
-	t.Cleanup(func() { initBinary = saved })
+	f, err := trustedInit(p)
+	initBinary = func() (*os.File, error) { return f, err }
+	t.Cleanup(func() {
+		initBinary = saved
+		if f != nil {
+			f.Close()
+		}
+	})
 }
 
 // TestSeparateInit: with cmd/agentbox-init installed, the sandbox's init is that
@@ -46,11 +52,15 @@ func TestSeparateInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	exe, err := os.Readlink("/proc/" + strconv.Itoa(sb.Pid()) + "/exe")
+	comm, _ := os.ReadFile("/proc/" + strconv.Itoa(sb.Pid()) + "/comm")
 	if n, err := sb.Destroy(); n != 0 || err != nil {
 		t.Errorf("Destroy = %d, %v", n, err)
 	}
 	if err != nil || exe != p {
 		t.Errorf("the init runs %q (%v), want %s", exe, err, p)
+	}
+	if string(comm) != nsinit.Argv0Init+"\n" {
+		t.Errorf("the init's name in ps is %q, want %s", comm, nsinit.Argv0Init)
 	}
 	r := sh(t, "echo ok; cat /proc/self/status | grep -E '^(NoNewPrivs|Seccomp):'")
 	if r.exit.ExitCode != 0 || !strings.Contains(r.stdout, "ok\n") || !strings.Contains(r.stdout, "NoNewPrivs:\t1") || !strings.Contains(r.stdout, "Seccomp:\t2") {

@@ -37,6 +37,9 @@ func MaybeRun() {
 		// cgroup and time namespaces) and starts the command, which inherits that
 		// thread's view.
 		runtime.LockOSThread()
+		// Executed through a descriptor, the init's name would be the
+		// descriptor's number ("7") in ps and top.
+		_ = os.WriteFile("/proc/self/comm", []byte(Argv0Init), 0)
 		os.Exit(run())
 	case Argv0Hold:
 		var b [1]byte

@@ -79,13 +79,47 @@ type Spec struct {
 	Landlock landlock.Ruleset `json:"landlock"`
 	// Seccomp is the filter program the init installs last. Empty is an error: the
 	// init never runs a command without one.
-	Seccomp []bpf.RawInstruction `json:"seccomp"`
+	Seccomp Program `json:"seccomp"`
 	// Network, when set, is the sandbox's way out: the egress proxy's listener,
 	// which the init opens and hands to the host (see Network). Nil: loopback only.
 	Network *Network `json:"network,omitempty"`
 	// Build, when set, is the host's BuildKey: an init whose own differs refuses
 	// the Spec (stage StageBuild) before it does anything.
 	Build string `json:"build,omitempty"`
+}
+
+// Program is a seccomp filter program. In a Spec it is the kernel's sock_filter
+// array (8 bytes an instruction) in base64: an array of JSON objects took the init
+// 0.3 ms of every start to decode (issue 16).
+type Program []bpf.RawInstruction
+
+// MarshalJSON encodes p as base64 of its sock_filter array.
+func (p Program) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 8*len(p))
+	for _, in := range p {
+		b = binary.LittleEndian.AppendUint16(b, in.Op)
+		b = append(b, in.Jt, in.Jf)
+		b = binary.LittleEndian.AppendUint32(b, in.K)
+	}
+	return json.Marshal(b)
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes.
+func (p *Program) UnmarshalJSON(data []byte) error {
+	var b []byte
+	if err := json.Unmarshal(data, &b); err != nil {
+		return fmt.Errorf("seccomp program: %w", err)
+	}
+	if len(b)%8 != 0 {
+		return fmt.Errorf("seccomp program: %d bytes is not a whole number of 8-byte instructions", len(b))
+	}
+	out := make(Program, len(b)/8)
+	for i := range out {
+		in := b[8*i:]
+		out[i] = bpf.RawInstruction{Op: binary.LittleEndian.Uint16(in), Jt: in[2], Jf: in[3], K: binary.LittleEndian.Uint32(in[4:])}
+	}
+	*p = out
+	return nil
 }
 
 // Source names a host directory for the init: either a detached mount passed as an

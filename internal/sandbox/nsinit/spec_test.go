@@ -23,7 +23,7 @@ func TestSpecRoundTrip(t *testing.T) {
 		ShmSize:   2 << 20,
 		Rlimits:   []Rlimit{{Resource: 4, Cur: 0, Max: 0}, {Resource: 7, Cur: 64, Max: 128}},
 		Landlock:  landlock.Ruleset{ReadExec: []string{"/"}, ScopeSignals: true},
-		Seccomp:   []bpf.RawInstruction{{Op: 0x20, K: 4}, {Op: 0x6, K: 0x7fff0000}},
+		Seccomp:   []bpf.RawInstruction{{Op: 0x20, K: 4}, {Op: 0x15, Jt: 1, Jf: 2, K: 0xc000003e}, {Op: 0x6, K: 0x7fff0000}},
 	}
 	var buf bytes.Buffer
 	if err := WriteSpec(&buf, in); err != nil {
@@ -58,6 +58,8 @@ func TestReadSpecRejects(t *testing.T) {
 		{"short length", []byte{0, 0}, "length"},
 		{"truncated body", frame(`{"argv":["x"]}`)[:8], "read spec"},
 		{"too large", huge, "exceeds"},
+		{"seccomp program not whole instructions", frame(`{"argv":["x"],"seccomp":"AAAAAAAA"}`), "not a whole number"},
+		{"seccomp program not base64", frame(`{"argv":["x"],"seccomp":[{"Op":6}]}`), "seccomp program"},
 		{"not json", frame("{"), "decode"},
 		{"empty argv", frame(`{"argv":[]}`), "empty argv"},
 		{"empty argv0", frame(`{"argv":[""]}`), "empty argv"},
