@@ -67,6 +67,7 @@ Output to a pipe or a file is never changed.`,
 	root.AddCommand(diffCmd())
 	root.AddCommand(mcpCmd())
 	root.AddCommand(serveCmd())
+	root.AddCommand(coordinatorCmd())
 	root.AddCommand(agentCmd())
 	root.AddCommand(resumeCmd())
 	root.AddCommand(sessionsCmd())

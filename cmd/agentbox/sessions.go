@@ -1,17 +1,29 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentbox/agentbox/internal/agent"
+	"github.com/agentbox/agentbox/internal/grant"
 	"github.com/agentbox/agentbox/internal/journal"
+	"github.com/agentbox/agentbox/internal/sessionapi"
 )
 
 func sessionsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "sessions", Short: "Inspect durable agent sessions and resolve what recovery could not"}
+	cmd := &cobra.Command{Use: "sessions", Short: "Inspect durable agent sessions and resolve what recovery could not",
+		Long: `Sessions inspects and answers durable sessions: those of agent --session DIR
+(each command takes the DIR), or with --coordinator URL those an agentbox
+coordinator serve hosts (each takes the session's ID; the token is
+$AGENTBOX_COORDINATOR_TOKEN or the file --coordinator-token-file names).`}
+	co := &coordFlags{}
+	co.add(cmd)
 	var as, note string
 	resolve := &cobra.Command{
 		Use:   "resolve DIR CALL --as succeeded|failed",
@@ -23,6 +35,9 @@ sees a failure and may make it again). Then agentbox resume DIR continues. It
 takes the session's next epoch: a driver still running is fenced.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if co.url != "" {
+				return errors.New("resolve takes a session directory, not --coordinator: run it on the coordinator's host against STATE_DIR/sessions/ID")
+			}
 			s, err := journal.Open(args[0], journal.Options{})
 			if err != nil {
 				return err
@@ -42,6 +57,16 @@ takes the session's next epoch: a driver still running is fenced.`,
 		Short: "Print a durable session's state as JSON: seq, epoch, step, unknown calls, awaiting approvals, grants, end",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if c, err := co.client(); c != nil || err != nil {
+				if err != nil {
+					return err
+				}
+				i, err := c.Get(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				return printJSON(i)
+			}
 			s, err := journal.Open(args[0], journal.Options{})
 			if err != nil {
 				return err
@@ -66,19 +91,19 @@ takes the session's next epoch: a driver still running is fenced.`,
 				"snapshot_seq": st.FromSnapshot, "workspace_version": st.Workspace.Version})
 		},
 	}
-	cmd.AddCommand(resolve, show, answerCmd(true), answerCmd(false))
+	cmd.AddCommand(resolve, show, answerCmd(co, true), answerCmd(co, false), lsCmd(co), cancelCmd(co))
 	return cmd
 }
 
 // answerCmd is sessions approve (allow) or sessions deny.
-func answerCmd(allow bool) *cobra.Command {
+func answerCmd(co *coordFlags, allow bool) *cobra.Command {
 	var scope string
 	verb, past := "deny", "refused"
 	if allow {
 		verb, past = "approve", "approved"
 	}
 	cmd := &cobra.Command{
-		Use:   verb + " DIR REQUEST",
+		Use:   verb + " DIR|ID REQUEST",
 		Short: "Answer an approval request a durable session awaits (sessions show DIR lists them)",
 		Long: `Approve or deny answers an approval request of the durable session in DIR (agent
 --session DIR): every item of the request is allowed, or refused. Without --scope an
@@ -88,18 +113,17 @@ network:HOST; it must cover every item), and --scope suggested grants each item'
 suggested capability. Items asked every time (a release of tainted data, an
 irreversible action) are allowed once whatever the scope.
 
+With --coordinator URL, ID names a session the coordinator hosts, and the
+coordinator leaves the answer the same way (a paused session's driver starts
+again at once).
+
 The answer is left in the session's journal. A driver waiting for it (agent
 --approval-wait) records it and goes on; a paused session goes on with agentbox
 resume DIR. Either way the answer is recorded as ApprovalResolved in the
 hash-chained log before the call is made. A request is answered once.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := journal.Open(args[0], journal.Options{})
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			r, a, err := agent.AnswerRequest(s, args[1], allow, scope, "user")
+			r, a, err := answer(cmd.Context(), co, args[0], args[1], allow, scope)
 			if err != nil {
 				return err
 			}
@@ -116,6 +140,10 @@ hash-chained log before the call is made. A request is answered once.`,
 				}
 				fmt.Fprintf(stdout, "%s: %s\n", it.Need, what)
 			}
+			if co.url != "" {
+				fmt.Fprintf(stdout, "%s %s; session %s goes on\n", args[1], past, args[0])
+				return nil
+			}
 			fmt.Fprintf(stdout, "%s %s; a waiting session goes on, a paused one with agentbox resume %s\n", args[1], past, args[0])
 			return nil
 		},
@@ -124,4 +152,107 @@ hash-chained log before the call is made. A request is answered once.`,
 		cmd.Flags().StringVar(&scope, "scope", "", "grant this capability for the session instead of allowing the call once (suggested: each item's suggestion)")
 	}
 	return cmd
+}
+
+// answer answers a request of the session in dir, or of the coordinator's
+// session id: agent.AnswerRequest either way.
+func answer(ctx context.Context, co *coordFlags, session, request string, allow bool, scope string) (grant.Request, grant.Answer, error) {
+	c, err := co.client()
+	if err != nil {
+		return grant.Request{}, grant.Answer{}, err
+	}
+	if c != nil {
+		a, err := c.Answer(ctx, session, request, allow, scope)
+		return a.Request, a.Answer, err
+	}
+	s, err := journal.Open(session, journal.Options{})
+	if err != nil {
+		return grant.Request{}, grant.Answer{}, err
+	}
+	defer s.Close()
+	return agent.AnswerRequest(s, request, allow, scope, "user")
+}
+
+func lsCmd(co *coordFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "ls --coordinator URL",
+		Short: "List the sessions a coordinator hosts: id, state, stop reason, step, awaiting approvals",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := co.need()
+			if err != nil {
+				return err
+			}
+			is, err := c.List(cmd.Context())
+			if err != nil {
+				return err
+			}
+			for _, i := range is {
+				fmt.Fprintf(stdout, "%s\t%s\t%s\tstep %d\tawaiting %d\t%s\n", i.ID, i.State, i.StopReason, i.Step, len(i.Awaiting), clip(i.Goal, 60))
+			}
+			return nil
+		},
+	}
+}
+
+func cancelCmd(co *coordFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel ID --coordinator URL",
+		Short: "Cancel a session a coordinator hosts: it ends with stop reason cancelled",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := co.need()
+			if err != nil {
+				return err
+			}
+			i, err := c.Cancel(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "%s: %s %s\n", i.ID, i.State, i.StopReason)
+			return nil
+		},
+	}
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// coordFlags say how the sessions commands reach a coordinator.
+type coordFlags struct{ url, tokenFile string }
+
+func (c *coordFlags) add(cmd *cobra.Command) {
+	f := cmd.PersistentFlags()
+	f.StringVar(&c.url, "coordinator", "", "a coordinator's URL (agentbox coordinator serve): the sessions it hosts, by ID")
+	f.StringVar(&c.tokenFile, "coordinator-token-file", "", "file holding the coordinator's token (default: $AGENTBOX_COORDINATOR_TOKEN)")
+}
+
+// client is the coordinator's client, or nil without --coordinator.
+func (c *coordFlags) client() (*sessionapi.Client, error) {
+	if c.url == "" {
+		return nil, nil
+	}
+	tok := os.Getenv("AGENTBOX_COORDINATOR_TOKEN")
+	if c.tokenFile != "" {
+		var err error
+		if tok, err = readToken("coordinator-token-file", c.tokenFile); err != nil {
+			return nil, err
+		}
+	}
+	if tok == "" {
+		return nil, errors.New("--coordinator needs its token: set AGENTBOX_COORDINATOR_TOKEN or give --coordinator-token-file")
+	}
+	return sessionapi.NewClient(c.url, tok)
+}
+
+func (c *coordFlags) need() (*sessionapi.Client, error) {
+	if c.url == "" {
+		return nil, errors.New("this command needs --coordinator URL: a session directory has no such list")
+	}
+	return c.client()
 }

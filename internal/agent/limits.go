@@ -62,7 +62,9 @@ const (
 	StopPolicy          StopReason = "policy_stop"      // the policy chose to stop
 	// A durable session's: paused until a person resolves a call whose outcome
 	// recovery could not tell (agentbox sessions resolve), or stopped because its
-	// journal refused an event (a newer driver took the session: fenced).
-	StopPaused  StopReason = "paused"
-	StopJournal StopReason = "journal_error"
+	// journal refused an event (a newer driver took the session: fenced), or
+	// let go by its driver (ErrDetached).
+	StopPaused   StopReason = "paused"
+	StopJournal  StopReason = "journal_error"
+	StopDetached StopReason = "detached"
 )

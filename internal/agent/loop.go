@@ -64,6 +64,11 @@ type Result struct {
 	State  tool.Snapshot `json:"state"`
 }
 
+// ErrDetached, as the cause of a durable session's context, stops the session
+// without ending it (stop reason detached, no SessionEnded): its driver lets go
+// (a coordinator shutting down), and the next driver resumes it.
+var ErrDetached = errors.New("the driver let go of the session")
+
 // errWallTime is the cause of the session context's deadline.
 var errWallTime = errors.New("wall-time budget exhausted")
 
@@ -167,7 +172,7 @@ func (l *loop) run(ctx context.Context) *Result {
 	res := &Result{Session: l.log.Session(), StopReason: end.reason, Detail: end.detail, Steps: steps,
 		ToolCalls: calls, Usage: l.budget.Used(), Duration: time.Since(l.start), Answer: l.answer,
 		State: l.o.Tools.Snapshot()}
-	if res.StopReason == StopPaused || res.StopReason == StopJournal {
+	if res.StopReason == StopPaused || res.StopReason == StopJournal || res.StopReason == StopDetached {
 		return res // not ended: a resume continues it
 	}
 	l.log.Emit(trace.SessionEnded, 0, "", trace.SessionEnd{StopReason: string(res.StopReason), Detail: res.Detail,
@@ -183,6 +188,9 @@ func (l *loop) checkContext(ctx context.Context) (ending, bool) {
 	}
 	if errors.Is(context.Cause(ctx), errWallTime) {
 		return ending{StopBudgetExhausted, fmt.Sprintf("wall time of %s used up", l.lim.MaxWall)}, true
+	}
+	if errors.Is(context.Cause(ctx), ErrDetached) {
+		return ending{StopDetached, context.Cause(ctx).Error()}, true
 	}
 	return ending{StopCancelled, context.Cause(ctx).Error()}, true
 }

@@ -39,6 +39,10 @@ type Service interface {
 type EnvOptions struct {
 	Service Service
 	Owner   env.Owner
+	// ID, if set, is an existing environment to register the tools on instead
+	// of creating one (the options that describe a new one are ignored); Close
+	// then leaves it to its owner.
+	ID string
 	// Workspace (a host directory, used as the read-only lower layer) or Preset
 	// names what the environment starts from.
 	Workspace string
@@ -77,18 +81,25 @@ type Env struct {
 	owner env.Owner
 	net   *env.Network // as created; nil: no network
 	fetch *fetchProxy
+	// attached: the environment was not made here (EnvOptions.ID).
+	attached bool
 }
 
-// OpenEnv creates an environment (with no network unless o.Network gives one) and
-// registers the built-in tools on it. Close destroys it.
+// OpenEnv creates an environment (with no network unless o.Network gives one),
+// or takes the existing one o.ID names, and registers the built-in tools on it.
+// Close destroys the one it created.
 func OpenEnv(ctx context.Context, o EnvOptions) (*Env, error) {
 	if o.Service == nil {
 		return nil, errors.New("tool: no environment service")
 	}
-	info, err := o.Service.Create(ctx, env.CreateOptions{Owner: o.Owner, Workspace: o.Workspace, Preset: o.Preset, Template: o.Template,
-		Limits: o.Limits, TTL: o.TTL, Labels: o.Labels, Network: o.Network, Mounts: o.Mounts})
-	if err != nil {
-		return nil, fmt.Errorf("tool: create environment: %w", err)
+	info := env.Info{ID: o.ID}
+	var err error
+	if o.ID == "" {
+		info, err = o.Service.Create(ctx, env.CreateOptions{Owner: o.Owner, Workspace: o.Workspace, Preset: o.Preset, Template: o.Template,
+			Limits: o.Limits, TTL: o.TTL, Labels: o.Labels, Network: o.Network, Mounts: o.Mounts})
+		if err != nil {
+			return nil, fmt.Errorf("tool: create environment: %w", err)
+		}
 	}
 	scopes := o.Scopes
 	if scopes == nil {
@@ -97,7 +108,7 @@ func OpenEnv(ctx context.Context, o EnvOptions) (*Env, error) {
 			scopes = append(scopes, ScopeNetwork)
 		}
 	}
-	e := &Env{ID: info.ID, svc: o.Service, owner: o.Owner, net: o.Network}
+	e := &Env{ID: info.ID, svc: o.Service, owner: o.Owner, net: o.Network, attached: o.ID != ""}
 	e.Registry = NewRegistry(Options{Scopes: scopes, Gate: o.Gate})
 	bo := o.Tools
 	bo.Service, bo.Owner, bo.EnvID = o.Service, o.Owner, info.ID
@@ -168,8 +179,11 @@ func (e *Env) Restore(ctx context.Context, diff []byte) error {
 	return nil
 }
 
-// Close destroys the environment and stops http.fetch's proxy, even if ctx is
-// already cancelled.
+// Close destroys the environment OpenEnv created and stops http.fetch's
+// proxy, even if ctx is already cancelled.
 func (e *Env) Close(ctx context.Context) error {
+	if e.attached {
+		return e.fetch.close()
+	}
 	return errors.Join(e.fetch.close(), e.svc.Destroy(context.WithoutCancel(ctx), e.owner, e.ID))
 }

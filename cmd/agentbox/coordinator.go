@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/agent"
+	"github.com/agentbox/agentbox/internal/config"
+	"github.com/agentbox/agentbox/internal/coordinator"
+	"github.com/agentbox/agentbox/internal/journal"
+	"github.com/agentbox/agentbox/internal/sessionapi"
+)
+
+type coordinatorOptions struct {
+	stateDir, listen      string
+	envURL, envTokenFile  string
+	tokenFile, apiKeyFile string
+}
+
+func coordinatorCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "coordinator", Short: "Host agent sessions as a service, apart from the environment daemon"}
+	o := coordinatorOptions{}
+	serve := &cobra.Command{
+		Use:   "serve --state-dir DIR --env-url URL --env-token-file FILE --token-file FILE [--listen HOST:PORT]",
+		Short: "Serve the sessions API (api/coordinator.yaml), driving each session against an environment daemon",
+		Long: `Serve hosts durable agent sessions in a process of its own, with a state
+directory of its own (never an environment daemon's): each session's journal is
+DIR/sessions/ID. Its environments are an agentbox serve's, reached at --env-url
+(http://HOST:PORT, or unix:PATH for its socket) with the bearer token in
+--env-token-file; the coordinator and the daemon share no filesystem. The model
+credentials are the coordinator's (--api-key-file, else $OPENAI_API_KEY or
+$ANTHROPIC_API_KEY) and go to the model endpoint only.
+
+Callers authenticate with the bearer token in --token-file. On start every
+session that has not ended is resumed (recovery as agentbox resume does, in the
+environment it worked in if the daemon still has it, else in a new one
+re-derived from the journal); SIGTERM stops the drivers without ending their
+sessions, for the next start to resume. agentbox sessions ls|show|approve|deny|
+cancel --coordinator URL are its client. AGENTBOX_CRASH_AT=POINT kills the
+process at a crash point of a session (see agentbox agent --help).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return coordinatorServe(cmd.Context(), o) },
+	}
+	f := serve.Flags()
+	f.StringVar(&o.stateDir, "state-dir", "", "the coordinator's state directory (required; not an environment daemon's)")
+	f.StringVar(&o.listen, "listen", "127.0.0.1:7171", "TCP address to listen on (port 0: any free port, printed)")
+	f.StringVar(&o.envURL, "env-url", "", "the environment daemon: http://HOST:PORT or unix:SOCKET (required)")
+	f.StringVar(&o.envTokenFile, "env-token-file", "", "file holding the environment daemon's bearer token (required)")
+	f.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token callers of this API must send (required, at least 16 bytes)")
+	f.StringVar(&o.apiKeyFile, "api-key-file", "", "file holding the model API key (default: $OPENAI_API_KEY or $ANTHROPIC_API_KEY)")
+	cmd.AddCommand(serve)
+	return cmd
+}
+
+func readToken(flag, path string) (string, error) {
+	if path == "" {
+		return "", fmt.Errorf("--%s is required", flag)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--%s: %w", flag, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func coordinatorServe(ctx context.Context, o coordinatorOptions) error {
+	if o.stateDir == "" {
+		return errors.New("--state-dir is required: a directory of the coordinator's own")
+	}
+	if o.envURL == "" {
+		return errors.New("--env-url is required: the environment daemon (agentbox serve) as http://HOST:PORT or unix:SOCKET")
+	}
+	envTok, err := readToken("env-token-file", o.envTokenFile)
+	if err != nil {
+		return err
+	}
+	tok, err := readToken("token-file", o.tokenFile)
+	if err != nil {
+		return err
+	}
+	co := client.Options{Token: envTok}
+	if sock, ok := strings.CutPrefix(o.envURL, "unix:"); ok {
+		co.Socket = sock
+	} else {
+		co.URL = o.envURL
+	}
+	ec, err := client.New(co)
+	if err != nil {
+		return fmt.Errorf("--env-url: %w", err)
+	}
+	defer ec.Close()
+	if err := ec.Health(ctx); err != nil {
+		fmt.Fprintf(stderr, "agentbox coordinator: the environment daemon does not answer yet (%v); sessions wait for it\n", err)
+	}
+	if same, _ := sameDir(o.stateDir, config.DefaultStateDir()); same {
+		return fmt.Errorf("--state-dir %s is the environment daemon's default state directory: give the coordinator its own", o.stateDir)
+	}
+	policy := func(p coordinator.PolicySpec) (agent.Policy, []string, error) {
+		ao := &agentOptions{policy: p.Name, mode: p.Mode, model: p.Model, baseURL: p.BaseURL, stream: p.Stream, apiKeyFile: o.apiKeyFile}
+		if ao.mode == "" {
+			ao.mode = agent.ModeGood
+		}
+		return ao.policyFor()
+	}
+	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "agentbox coordinator: "+format+"\n", a...) }
+	h, err := coordinator.Open(coordinator.Config{StateDir: o.stateDir, Env: ec, Policy: policy, Logf: logf,
+		Journal: journal.Options{Crash: crashHook(os.Getenv("AGENTBOX_CRASH_AT"))}})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	api, err := sessionapi.New(h, tok)
+	if err != nil {
+		return fmt.Errorf("--token-file: %w", err)
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	logf("serving on http://%s (state %s, environments %s)", ln.Addr(), o.stateDir, o.envURL)
+	flushOutput()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close() // event streams do not end by themselves
+	}
+	return nil
+}
+
+// sameDir reports whether a and b name the same directory.
+func sameDir(a, b string) (bool, error) {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(fa, fb), nil
+}

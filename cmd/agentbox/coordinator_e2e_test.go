@@ -1,0 +1,409 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/coordinator"
+	"github.com/agentbox/agentbox/internal/sessionapi"
+	"github.com/agentbox/agentbox/internal/trace"
+)
+
+const coordToken = "coord-token-0123456789abcdef"
+
+// coord is an agentbox coordinator serve subprocess of a test, against the
+// environment daemon d.
+type coord struct {
+	t      *testing.T
+	d      *daemon
+	state  string
+	env    []string // extra environment (AGENTBOX_CRASH_AT)
+	cmd    *exec.Cmd
+	exited chan error
+	url    string
+	log    string
+}
+
+// startCoord runs a coordinator on state (reused to restart) and waits until
+// it serves.
+func startCoord(t *testing.T, d *daemon, state string, env ...string) *coord {
+	t.Helper()
+	dir := filepath.Dir(state)
+	envTok, tok := filepath.Join(dir, "env-token"), filepath.Join(dir, "token")
+	os.WriteFile(envTok, []byte(e2eToken+"\n"), 0o600)
+	os.WriteFile(tok, []byte(coordToken+"\n"), 0o600)
+	c := &coord{t: t, d: d, state: state, env: env, log: state + ".log"}
+	log, err := os.OpenFile(c.log, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	c.cmd = exec.Command(agentbox, "coordinator", "serve", "--state-dir", state, "--listen", "127.0.0.1:0",
+		"--env-url", "unix:"+d.socket, "--env-token-file", envTok, "--token-file", tok)
+	c.cmd.Env = append(os.Environ(), env...)
+	c.cmd.Stdout, c.cmd.Stderr = log, log
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c.exited = make(chan error, 1)
+	go func() { c.exited <- c.cmd.Wait() }()
+	t.Cleanup(c.stop)
+	re := regexp.MustCompile(`serving on (http://[0-9.:]+)`)
+	if !eventually(time.Minute, func() bool {
+		b, _ := os.ReadFile(c.log)
+		if m := re.FindSubmatch(b); m != nil {
+			c.url = string(m[1])
+			return true
+		}
+		return c.gone()
+	}) || c.url == "" {
+		b, _ := os.ReadFile(c.log)
+		t.Fatalf("the coordinator did not come up:\n%s", b)
+	}
+	return c
+}
+
+// gone reports whether the process has exited (and keeps the report).
+func (c *coord) gone() bool {
+	select {
+	case err := <-c.exited:
+		c.exited <- err
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *coord) client() *sessionapi.Client {
+	cl, err := sessionapi.NewClient(c.url, coordToken)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return cl
+}
+
+// kill SIGKILLs the coordinator, if it still runs, and waits for its end.
+func (c *coord) kill() {
+	c.cmd.Process.Kill()
+	<-c.exited
+	c.exited <- nil
+}
+
+func (c *coord) stop() {
+	if c.gone() {
+		return
+	}
+	c.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-c.exited:
+	case <-time.After(30 * time.Second):
+		c.cmd.Process.Kill()
+		<-c.exited
+		c.t.Error("the coordinator did not stop on SIGINT")
+	}
+	c.exited <- nil
+}
+
+// waitState polls the session until cond holds of it.
+func (c *coord) waitState(id string, d time.Duration, cond func(coordinator.Info) bool) coordinator.Info {
+	c.t.Helper()
+	var last coordinator.Info
+	var err error
+	if !eventually(d, func() bool {
+		last, err = c.client().Get(context.Background(), id)
+		return err == nil && cond(last)
+	}) {
+		b, _ := os.ReadFile(c.log)
+		c.t.Fatalf("session %s: %+v (%v)\n%s", id, last, err, b)
+	}
+	return last
+}
+
+// sse reads a session's event stream after seq after, sending each event's
+// seq and type, until the stream ends or breaks; it returns why.
+func (c *coord) sse(ctx context.Context, id string, after int64, got chan<- trace.Event) error {
+	req, _ := http.NewRequestWithContext(ctx, "GET", c.url+"/v1/sessions/"+id+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+coordToken)
+	if after > 0 {
+		req.Header.Set("Last-Event-ID", strconv.FormatInt(after, 10))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("events: %s", resp.Status)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	var id64 int64
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "id: "):
+			id64, _ = strconv.ParseInt(line[4:], 10, 64)
+		case strings.HasPrefix(line, "data: "):
+			var e trace.Event
+			if err := json.Unmarshal([]byte(line[6:]), &e); err != nil {
+				return err
+			}
+			if e.Seq != id64 {
+				return fmt.Errorf("event id %d carries seq %d", id64, e.Seq)
+			}
+			got <- e
+		}
+	}
+	return sc.Err()
+}
+
+// coordWorkspace is the long session's workspace under the daemon's tenant a root.
+func coordWorkspace(t *testing.T, d *daemon) string {
+	ws := filepath.Join(d.work, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "README"), []byte("hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func longSpec(env coordinator.EnvSpec, grants ...string) coordinator.Spec {
+	return coordinator.Spec{Goal: "the long task", Policy: coordinator.PolicySpec{Name: "scripted", Mode: "long"},
+		Env: env, Ledger: true, TestCommand: []string{"true"}, Grants: grants}
+}
+
+func ledgerLinesIn(t *testing.T, state, id string) int {
+	b, err := os.ReadFile(filepath.Join(state, "sessions", id, "ledger"))
+	if err != nil {
+		t.Fatalf("the session's ledger: %v", err)
+	}
+	return strings.Count(string(b), "\n")
+}
+
+// TestCoordKill: failure separation, the coordinator's side. A session
+// waiting on an approval (ledger.append, asked) in an environment the test
+// made, with a process of the test's running in it, survives a SIGKILL of its
+// coordinator: the environment and the process stay up in the daemon; the
+// restarted coordinator resumes the session (RecoverySummary before any new
+// action) and waits for the answer again; an event stream reconnected with
+// Last-Event-ID across the restart gets every event once, in order; the
+// approval given over the API unblocks the session, which finishes with the
+// uninterrupted run's workspace and one ledger entry.
+func TestCoordKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an environment daemon and coordinators")
+	}
+	d := startDaemon(t, t.TempDir())
+	ec := d.client(e2eToken)
+	ctx := context.Background()
+	ws := coordWorkspace(t, d)
+
+	// The uninterrupted run, with the ledger granted: nothing to ask.
+	refState := filepath.Join(t.TempDir(), "state")
+	ref := startCoord(t, d, refState)
+	r, err := ref.client().Create(ctx, longSpec(coordinator.EnvSpec{Workspace: ws}, "tool:ledger.append"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ref.waitState(r.ID, 3*time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StateEnded })
+	if want.StopReason != "done" || want.Diff == "" || ledgerLinesIn(t, refState, r.ID) != 1 {
+		t.Fatalf("the uninterrupted run: %+v", want)
+	}
+	if i, err := ec.Get(ctx, want.EnvID); !client.IsCode(err, client.CodeNotFound) && i.State != "destroyed" {
+		t.Errorf("the environment the coordinator made outlived its ended session: %+v %v", i, err)
+	}
+	ref.stop()
+
+	// The environment is the test's, with a process of its own in it.
+	e, err := ec.Create(ctx, client.CreateRequest{Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ec.Start(ctx, e.ID, client.ExecRequest{Argv: []string{"sh", "-c", "echo $$ > /tmp/bg.pid; exec sleep 600"}}); err != nil {
+		t.Fatal(err)
+	}
+	bgAlive := func() bool {
+		res, err := ec.Exec(ctx, e.ID, client.ExecRequest{Argv: []string{"sh", "-c", "kill -0 $(cat /tmp/bg.pid)"}})
+		return err == nil && res.ExitCode == 0
+	}
+	if !eventually(10*time.Second, bgAlive) {
+		t.Fatal("the background process did not start")
+	}
+	state := filepath.Join(t.TempDir(), "state")
+	c := startCoord(t, d, state)
+	s, err := c.client().Create(ctx, longSpec(coordinator.EnvSpec{ID: e.ID}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := c.waitState(s.ID, 3*time.Minute, func(i coordinator.Info) bool { return len(i.Awaiting) == 1 })
+	req := asked.Awaiting[0].Request.ID
+
+	got := make(chan trace.Event, 4096)
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	streamErr := make(chan error, 1)
+	go func() { streamErr <- c.sse(sctx, s.ID, 0, got) }()
+	var seen []trace.Event
+	for len(seen) == 0 || seen[len(seen)-1].Seq < asked.Seq {
+		select {
+		case ev := <-got:
+			seen = append(seen, ev)
+		case err := <-streamErr:
+			t.Fatalf("the stream ended before seq %d: %v", asked.Seq, err)
+		case <-time.After(time.Minute):
+			t.Fatalf("the stream stopped at %d events", len(seen))
+		}
+	}
+	c.kill()
+	<-streamErr // the stream breaks with its coordinator
+	for len(got) > 0 {
+		seen = append(seen, <-got)
+	}
+	if i, err := ec.Get(ctx, e.ID); err != nil || i.State != "running" || !bgAlive() {
+		t.Fatalf("the environment after the coordinator's SIGKILL: %+v %v (background process alive: %v)", i, err, bgAlive())
+	}
+
+	c = startCoord(t, d, state)
+	go func() { streamErr <- c.sse(sctx, s.ID, seen[len(seen)-1].Seq, got) }()
+	c.waitState(s.ID, time.Minute, func(i coordinator.Info) bool { return i.Recoveries >= 1 && len(i.Awaiting) == 1 })
+	a, err := c.client().Answer(ctx, s.ID, req, true, "")
+	if err != nil || a.Request.ID != req || !a.Answer.Once {
+		t.Fatalf("approve over the API: %+v %v", a, err)
+	}
+	if _, err := c.client().Answer(ctx, s.ID, req, false, ""); !client.IsCode(err, client.CodeConflict) {
+		t.Errorf("a second answer: %v", err)
+	}
+	fin := c.waitState(s.ID, 3*time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StateEnded })
+	if err := <-streamErr; err != nil {
+		t.Fatalf("the reconnected stream: %v", err)
+	}
+	for len(got) > 0 {
+		seen = append(seen, <-got)
+	}
+	if fin.StopReason != "done" || fin.Diff != want.Diff || ledgerLinesIn(t, state, s.ID) != 1 {
+		t.Fatalf("after the restart: %s (%s), ledger %d, diff equal %v\n%s\nwant\n%s", fin.StopReason, fin.Detail,
+			ledgerLinesIn(t, state, s.ID), fin.Diff == want.Diff, fin.Diff, want.Diff)
+	}
+	// Every event once, in order, across the restart; recovery before any new action.
+	if int64(len(seen)) != fin.Seq {
+		t.Fatalf("the streams carried %d events, the journal holds %d", len(seen), fin.Seq)
+	}
+	recovering := false
+	resolved := false
+	for i, ev := range seen {
+		if ev.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d: lost or duplicated across the restart", i+1, ev.Seq)
+		}
+		switch ev.Type {
+		case trace.RecoveryStarted:
+			recovering = true
+		case trace.RecoverySummary:
+			recovering = false
+		case trace.ApprovalResolved:
+			resolved = true
+		default:
+			if recovering && ev.Type != trace.RecoveryReconciled {
+				t.Errorf("event %d (%s) between RecoveryStarted and RecoverySummary", ev.Seq, ev.Type)
+			}
+		}
+	}
+	if !resolved {
+		t.Error("no ApprovalResolved in the journal")
+	}
+	if i, err := ec.Get(ctx, e.ID); err != nil || i.State != "running" || !bgAlive() {
+		t.Errorf("the test's environment after the session: %+v %v", i, err)
+	}
+}
+
+// TestCoordEnvKill: failure separation, the environment's side. The
+// environment daemon is SIGKILLed while a session's test.run runs in it: the
+// coordinator keeps serving (its API, its other commands), and the call in
+// flight gets a result in the journal, a failure, rather than being lost; the
+// sessions CLI reaches the coordinator, and cancel ends the session.
+func TestCoordEnvKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an environment daemon and a coordinator")
+	}
+	d := startDaemon(t, t.TempDir())
+	ctx := context.Background()
+	ws := coordWorkspace(t, d)
+	state := filepath.Join(t.TempDir(), "state")
+	c := startCoord(t, d, state)
+	spec := longSpec(coordinator.EnvSpec{Workspace: ws}, "tool:ledger.append")
+	spec.TestCommand = []string{"sleep", "120"}
+	s, err := c.client().Create(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan trace.Event, 4096)
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	streamErr := make(chan error, 1)
+	go func() { streamErr <- c.sse(sctx, s.ID, 0, got) }()
+	next := func(what string, cond func(trace.Event) bool) trace.Event {
+		t.Helper()
+		for {
+			select {
+			case ev := <-got:
+				if cond(ev) {
+					return ev
+				}
+			case err := <-streamErr:
+				t.Fatalf("the stream ended before %s: %v", what, err)
+			case <-time.After(2 * time.Minute):
+				t.Fatalf("no %s", what)
+			}
+		}
+	}
+	started := next("test.run's start", func(ev trace.Event) bool {
+		var st trace.ToolStart
+		return ev.Type == trace.ToolExecutionStarted && json.Unmarshal(ev.Data, &st) == nil && st.Tool == "test.run"
+	})
+	time.Sleep(200 * time.Millisecond) // the command is running in the sandbox
+	d.kill()
+
+	fin := next("test.run's result", func(ev trace.Event) bool {
+		return ev.Type == trace.ToolExecutionFinished && ev.CallID == started.CallID
+	})
+	var f trace.ToolFinish
+	if err := json.Unmarshal(fin.Data, &f); err != nil || f.Result.OK || f.DurationMS < 150 || !strings.Contains(f.Internal, "/exec") {
+		t.Fatalf("the call in flight when the daemon died: %s (%v)", fin.Data, err)
+	}
+	// The coordinator serves on: its API, and the CLI through it.
+	if _, err := c.client().Get(ctx, s.ID); err != nil {
+		t.Fatalf("the coordinator after the daemon's death: %v", err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "AGENTBOX_COORDINATOR_TOKEN=" + coordToken}
+	out, errOut, st := run(t, env, "sessions", "ls", "--coordinator", c.url)
+	if st != 0 || !strings.Contains(out, s.ID) {
+		t.Fatalf("sessions ls: %d\n%s\n%s", st, out, errOut)
+	}
+	if out, errOut, st = run(t, env, "sessions", "show", s.ID, "--coordinator", c.url); st != 0 || !strings.Contains(out, `"id": "`+s.ID+`"`) {
+		t.Fatalf("sessions show: %d\n%s\n%s", st, out, errOut)
+	}
+	i, _ := c.client().Get(ctx, s.ID)
+	if i.State != coordinator.StateEnded {
+		if out, errOut, st = run(t, env, "sessions", "cancel", s.ID, "--coordinator", c.url); st != 0 || !strings.Contains(out, "ended cancelled") {
+			t.Fatalf("sessions cancel: %d\n%s\n%s", st, out, errOut)
+		}
+	}
+	if _, errOut, st = run(t, []string{"PATH=" + os.Getenv("PATH")}, "sessions", "ls", "--coordinator", c.url); st == 0 ||
+		!strings.Contains(errOut, "AGENTBOX_COORDINATOR_TOKEN") {
+		t.Errorf("sessions ls without a token: %d %s", st, errOut)
+	}
+	d.start() // reaps what the killed daemon left
+}

@@ -1,0 +1,19 @@
+// Package coordinator hosts agent sessions as a service, apart from the
+// environments they work in: each session is a durable session (package
+// journal, agent.RunDurable) in a directory of the coordinator's own state,
+// driven in this process against an environment of an agentbox daemon it
+// reaches over HTTP (wire.Remote). The coordinator holds the model credentials
+// (through the Policy function its caller gives); the daemon holds the
+// sandboxes; they share no filesystem and no credential.
+//
+// Either side can die without the other: a killed coordinator leaves the
+// environment and its processes running in the daemon, and its next start
+// resumes every unfinished session (recovery as agentbox resume does, in the
+// same environment); a killed daemon leaves the coordinator serving, and the
+// call it was making is recorded as failed by the tool that made it.
+//
+// It does not speak HTTP (package sessionapi does), authenticate anyone, or
+// decide permissions itself: each session's Permissions do, and a person's
+// answers go through the journal's mailbox (agent.AnswerRequest), the same
+// path as agentbox sessions approve DIR.
+package coordinator

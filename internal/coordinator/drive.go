@@ -1,0 +1,223 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/agent"
+	"github.com/agentbox/agentbox/internal/env"
+	"github.com/agentbox/agentbox/internal/grant"
+	"github.com/agentbox/agentbox/internal/journal"
+	"github.com/agentbox/agentbox/internal/tool"
+	"github.com/agentbox/agentbox/internal/trace"
+)
+
+// sessionLabel labels the environment the coordinator creates for a session,
+// so that one created just before a crash (its id not yet recorded) is found.
+const sessionLabel = "agentbox.coordinator.session"
+
+// start runs a driver for s unless one runs or s was cancelled.
+func (h *Host) start(s *session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil || s.cancelled || h.ctx.Err() != nil {
+		return
+	}
+	ctx, cancel := context.WithCancelCause(h.ctx)
+	s.cancel, s.done, s.err = cancel, make(chan struct{}), ""
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		err := h.drive(ctx, s)
+		if err != nil && h.ctx.Err() == nil {
+			h.cfg.Logf("session %s: %v", s.id, err)
+		}
+		s.mu.Lock()
+		if err != nil {
+			s.err = err.Error()
+		}
+		s.cancel = nil
+		close(s.done)
+		s.mu.Unlock()
+		cancel(nil)
+	}()
+}
+
+// drive runs the session in its environment with the durable driver, until
+// it ends or pauses: a session with events is recovered first
+// (agent.RunDurable), as agentbox resume recovers one.
+func (h *Host) drive(ctx context.Context, s *session) error {
+	sp := s.spec
+	pol, redact, err := h.cfg.Policy(sp.Policy)
+	if err != nil {
+		return err
+	}
+	perms, err := sp.permissions()
+	if err != nil {
+		return err
+	}
+	lim := sp.Budgets.limits()
+	wait := time.Duration(0)
+	if sp.Approvals == ApprovalsWait {
+		wait = max(lim.MaxWall, agent.DefaultMaxWall)
+	}
+	perms.Approver = &agent.Mailbox{Store: s.store, Wait: wait, Notify: func(r grant.Request) {
+		h.cfg.Logf("session %s: approval %s awaits", s.id, r.ID)
+	}}
+	id, fresh, err := h.environment(ctx, s)
+	if err != nil {
+		return err
+	}
+	test := sp.TestCommand
+	if len(test) == 0 {
+		test = []string{"python3", "-B", "-m", "unittest", "-v"}
+	}
+	e, err := tool.OpenEnv(ctx, tool.EnvOptions{Service: h.remote, ID: id, Gate: perms,
+		Tools: tool.BuiltinOptions{TestCommand: test, Env: []string{"PYTHONDONTWRITEBYTECODE=1"}}})
+	if err != nil {
+		return err
+	}
+	defer e.Close(ctx)
+	if sp.Ledger {
+		if err := e.Registry.Register(agent.LedgerTool(filepath.Join(s.dir, "ledger"))); err != nil {
+			return err
+		}
+	}
+	model := sp.Policy.Model
+	ro := agent.Options{Goal: sp.Goal, Policy: pol, Tools: e.Registry, Limits: lim, Model: model, EnvID: id, Permissions: perms}
+	res, _, err := agent.RunDurable(ctx, s.store, restorer{e, fresh}, ro, trace.LogOptions{Session: s.id, Redact: redact}, h.cfg.Journal.Crash)
+	if err != nil {
+		return err
+	}
+	if res.StopReason == agent.StopJournal {
+		return fmt.Errorf("the journal refused an event: %s", res.Detail)
+	}
+	if res.StopReason == agent.StopPaused || res.StopReason == agent.StopDetached {
+		return nil // not ended: answered, or at the next start, it goes on
+	}
+	return h.release(context.WithoutCancel(ctx), s)
+}
+
+// restorer re-derives a session's workspace: a fresh environment (the one it
+// worked in is gone) from the recorded diff; the environment it worked in is
+// the state itself, and RunDurable compares its content hash with the
+// recorded one.
+type restorer struct {
+	e     *tool.Env
+	fresh bool
+}
+
+func (r restorer) Diff(ctx context.Context) ([]byte, error) { return r.e.Diff(ctx) }
+
+func (r restorer) Restore(ctx context.Context, diff []byte) error {
+	if !r.fresh {
+		return nil
+	}
+	return r.e.Restore(ctx, diff)
+}
+
+// environment returns the id of the session's environment: the one it names,
+// the one the coordinator made for it if it still runs (resumed if paused),
+// or a new one (fresh: its workspace is the spec's start, not the session's
+// recorded state).
+func (h *Host) environment(ctx context.Context, s *session) (id string, fresh bool, err error) {
+	sp := s.spec.Env
+	if sp.ID != "" {
+		if err := h.alive(ctx, sp.ID); err != nil {
+			return "", false, fmt.Errorf("environment %s: %w", sp.ID, err)
+		}
+		if err := s.store.SetMeta("env", envRecord{ID: sp.ID}); err != nil {
+			return "", false, err
+		}
+		return sp.ID, false, nil
+	}
+	var rec envRecord
+	if err := s.store.Meta("env", &rec); err != nil && !errors.Is(err, journal.ErrNoSession) {
+		return "", false, err
+	}
+	if rec.ID == "" { // made just before a crash, perhaps
+		envs, err := h.cfg.Env.List(ctx, map[string]string{sessionLabel: s.id})
+		if err != nil {
+			return "", false, fmt.Errorf("list environments: %w", err)
+		}
+		if len(envs) > 0 {
+			rec = envRecord{ID: envs[0].ID, Owned: true}
+		}
+	}
+	if rec.ID != "" {
+		err := h.alive(ctx, rec.ID)
+		if err == nil {
+			return rec.ID, false, s.store.SetMeta("env", rec)
+		}
+		if !client.IsCode(err, client.CodeNotFound) {
+			return "", false, fmt.Errorf("environment %s: %w", rec.ID, err)
+		}
+		h.cfg.Logf("session %s: environment %s is gone; re-deriving the workspace in a new one", s.id, rec.ID)
+	}
+	ttl := max(s.spec.Budgets.limits().MaxWall, agent.DefaultMaxWall) + time.Hour
+	info, err := h.remote.Create(ctx, env.CreateOptions{Owner: env.Owner{Task: "session:" + s.id}, Workspace: sp.Workspace,
+		Preset: sp.Preset, Template: sp.Template, TTL: ttl, Labels: map[string]string{sessionLabel: s.id},
+		Limits: env.Limits{Memory: sp.Limits.MemoryBytes, Pids: sp.Limits.Pids, CPUs: sp.Limits.CPUs, WorkspaceSize: sp.Limits.WorkspaceBytes}})
+	if err != nil {
+		return "", false, fmt.Errorf("create the environment: %w", err)
+	}
+	return info.ID, true, s.store.SetMeta("env", envRecord{ID: info.ID, Owned: true})
+}
+
+// alive checks that an environment exists, resuming a paused one.
+func (h *Host) alive(ctx context.Context, id string) error {
+	e, err := h.cfg.Env.Get(ctx, id)
+	if err == nil && e.State == "paused" {
+		_, err = h.cfg.Env.Resume(ctx, id)
+	}
+	return err
+}
+
+// release destroys the environment the coordinator made for a session that
+// will not run again.
+func (h *Host) release(ctx context.Context, s *session) error {
+	var rec envRecord
+	if err := s.store.Meta("env", &rec); err != nil || !rec.Owned {
+		return nil
+	}
+	if err := h.cfg.Env.Destroy(ctx, rec.ID); err != nil && !client.IsCode(err, client.CodeNotFound) {
+		return fmt.Errorf("destroy environment %s: %w", rec.ID, err)
+	}
+	return nil
+}
+
+// Answered is what an answer did: the request, the answer recorded in the
+// mailbox (ApprovalResolved once the driver takes it), and the session after.
+type Answered struct {
+	Request grant.Request `json:"request"`
+	Answer  grant.Answer  `json:"answer"`
+	Session Info          `json:"session"`
+}
+
+// Answer answers an approval request of a session with agent.AnswerRequest,
+// as agentbox sessions approve|deny DIR REQUEST does: a waiting driver records
+// it and goes on; a paused session's driver is started again, to continue the
+// held call. by names who answered.
+func (h *Host) Answer(id, request string, allow bool, scope, by string) (Answered, error) {
+	s, err := h.session(id)
+	if err != nil {
+		return Answered{}, err
+	}
+	if _, err := s.store.Load(); err != nil {
+		return Answered{}, err // the journal's fault, not the request's
+	}
+	r, a, err := agent.AnswerRequest(s.store, request, allow, scope, by)
+	switch {
+	case errors.Is(err, journal.ErrAnswered):
+		return Answered{}, fmt.Errorf("%w: %v", ErrConflict, err)
+	case err != nil: // not awaited, or a scope that does not fit (grant.Reply)
+		return Answered{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	h.start(s)
+	i, err := h.info(s)
+	return Answered{Request: r, Answer: a, Session: i}, err
+}
