@@ -407,3 +407,71 @@ func TestCoordEnvKill(t *testing.T) {
 	}
 	d.start() // reaps what the killed daemon left
 }
+
+// TestCoordCrashEffect: the coordinator is killed inside the one
+// non-idempotent call (AGENTBOX_CRASH_AT=effect-after: ledger.append made its
+// entry, its result not recorded). The restarted coordinator resumes the
+// session in the same environment and does not guess: the call is unknown and
+// the session pauses; a person resolves it (sessions resolve on the
+// coordinator's session directory), and after the next restart the session
+// finishes with the uninterrupted run's workspace and exactly one ledger entry.
+func TestCoordCrashEffect(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an environment daemon and coordinators")
+	}
+	d := startDaemon(t, t.TempDir())
+	ctx := context.Background()
+	ws := coordWorkspace(t, d)
+	refState := filepath.Join(t.TempDir(), "state")
+	ref := startCoord(t, d, refState)
+	r, err := ref.client().Create(ctx, longSpec(coordinator.EnvSpec{Workspace: ws}, "tool:ledger.append"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ref.waitState(r.ID, 3*time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StateEnded })
+	got := make(chan trace.Event, 4096)
+	if err := ref.sse(ctx, r.ID, 0, got); err != nil {
+		t.Fatal(err)
+	}
+	ref.stop()
+	var ledgerAt int64
+	for len(got) > 0 && ledgerAt == 0 {
+		ev := <-got
+		var st trace.ToolStart
+		if ev.Type == trace.ToolExecutionStarted && json.Unmarshal(ev.Data, &st) == nil && st.Tool == "ledger.append" {
+			ledgerAt = ev.Seq
+		}
+	}
+	if want.StopReason != "done" || ledgerAt == 0 {
+		t.Fatalf("the uninterrupted run: %+v, ledger.append at %d", want, ledgerAt)
+	}
+
+	state := filepath.Join(t.TempDir(), "state")
+	c := startCoord(t, d, state, fmt.Sprintf("AGENTBOX_CRASH_AT=effect-after:%d", ledgerAt))
+	s, err := c.client().Create(ctx, longSpec(coordinator.EnvSpec{Workspace: ws}, "tool:ledger.append"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !eventually(3*time.Minute, c.gone) {
+		t.Fatal("the coordinator did not reach its crash point")
+	}
+	if n := ledgerLinesIn(t, state, s.ID); n != 1 {
+		t.Fatalf("the ledger before the restart: %d entries", n)
+	}
+	c = startCoord(t, d, state)
+	p := c.waitState(s.ID, time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StatePaused })
+	if len(p.Unknown) != 1 || ledgerLinesIn(t, state, s.ID) != 1 {
+		t.Fatalf("after the restart: %+v, ledger %d", p, ledgerLinesIn(t, state, s.ID))
+	}
+	c.stop()
+	env := []string{"PATH=" + os.Getenv("PATH")}
+	if out, errOut, st := run(t, env, "sessions", "resolve", filepath.Join(state, "sessions", s.ID), p.Unknown[0], "--as", "succeeded"); st != 0 {
+		t.Fatalf("sessions resolve: %d\n%s\n%s", st, out, errOut)
+	}
+	c = startCoord(t, d, state)
+	fin := c.waitState(s.ID, 3*time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StateEnded })
+	if fin.StopReason != "done" || fin.Diff != want.Diff || ledgerLinesIn(t, state, s.ID) != 1 || fin.Recoveries < 2 {
+		t.Fatalf("after resolving: %s (%s), ledger %d, recoveries %d, diff equal %v", fin.StopReason, fin.Detail,
+			ledgerLinesIn(t, state, s.ID), fin.Recoveries, fin.Diff == want.Diff)
+	}
+}

@@ -207,8 +207,12 @@ func (h *Host) Answer(id, request string, allow bool, scope, by string) (Answere
 	if err != nil {
 		return Answered{}, err
 	}
-	if _, err := s.store.Load(); err != nil {
+	st, err := s.store.Load()
+	if err != nil {
 		return Answered{}, err // the journal's fault, not the request's
+	}
+	if st.Seq == 0 {
+		return Answered{}, fmt.Errorf("%w: session %s has not started: it awaits no request (%s)", ErrInvalid, id, request)
 	}
 	r, a, err := agent.AnswerRequest(s.store, request, allow, scope, by)
 	switch {

@@ -31,29 +31,41 @@ func New(h *coordinator.Host, token string) (*Server, error) {
 		return nil, errors.New("sessionapi: the token must be at least 16 bytes")
 	}
 	s := &Server{host: h, token: token, mux: http.NewServeMux()}
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
-	for _, rt := range []struct {
-		pattern string
-		h       http.HandlerFunc
-	}{
-		{"POST /v1/sessions", s.create},
-		{"GET /v1/sessions", s.list},
-		{"GET /v1/sessions/{id}", s.get},
-		{"GET /v1/sessions/{id}/events", s.events},
-		{"POST /v1/sessions/{id}/cancel", s.cancel},
-		{"GET /v1/sessions/{id}/approvals", s.approvals},
-		{"POST /v1/sessions/{id}/approvals/{request}/approve", s.answer(true)},
-		{"POST /v1/sessions/{id}/approvals/{request}/deny", s.answer(false)},
-	} {
-		s.mux.HandleFunc(rt.pattern, s.auth(rt.h))
+	for _, rt := range s.routes() {
+		h := rt.h
+		if rt.auth {
+			h = s.auth(h)
+		}
+		s.mux.HandleFunc(rt.pattern, h)
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{http.StatusNotFound, client.Error{Code: client.CodeNotFound,
 			Message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), SuggestedAction: "see api/coordinator.yaml for the routes"}})
 	})
 	return s, nil
+}
+
+type route struct {
+	pattern string
+	auth    bool
+	h       http.HandlerFunc
+}
+
+// routes are the API's operations, as api/coordinator.yaml describes them.
+func (s *Server) routes() []route {
+	return []route{
+		{"GET /healthz", false, func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		}},
+		{"POST /v1/sessions", true, s.create},
+		{"GET /v1/sessions", true, s.list},
+		{"GET /v1/sessions/{id}", true, s.get},
+		{"GET /v1/sessions/{id}/events", true, s.events},
+		{"POST /v1/sessions/{id}/cancel", true, s.cancel},
+		{"GET /v1/sessions/{id}/approvals", true, s.approvals},
+		{"POST /v1/sessions/{id}/approvals/{request}/approve", true, s.answer(true)},
+		{"POST /v1/sessions/{id}/approvals/{request}/deny", true, s.answer(false)},
+	}
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }

@@ -1,0 +1,163 @@
+package sessionapi
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/agent"
+	"github.com/agentbox/agentbox/internal/coordinator"
+)
+
+const token = "test-token-0123456789abcdef"
+
+// newServer serves a Host whose environment daemon is not there: requests
+// are checked before anything reaches it.
+func newServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	ec, err := client.New(client.Options{URL: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := coordinator.Open(coordinator.Config{StateDir: t.TempDir(), Env: ec,
+		Policy: func(p coordinator.PolicySpec) (agent.Policy, []string, error) {
+			if p.Name != "scripted" || p.Mode != "good" {
+				return nil, nil, errors.New(`use scripted with mode good`)
+			}
+			return &agent.Scripted{Mode: p.Mode}, nil, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(h, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(func() {
+		ts.Close()
+		if err := h.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return ts
+}
+
+func do(t *testing.T, ts *httptest.Server, method, path, auth, body string) (int, string) {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, method, ts.URL+path, r)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestAuth is the attacker's test of the API's one boundary: every route but
+// /healthz refuses a request without the exact token, before it reads the
+// body or looks the session up.
+func TestAuth(t *testing.T) {
+	ts := newServer(t)
+	routes := [][2]string{{"POST", "/v1/sessions"}, {"GET", "/v1/sessions"}, {"GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA"},
+		{"GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA/events"}, {"POST", "/v1/sessions/s-AAAAAAAAAAAAAAAA/cancel"},
+		{"GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA/approvals"}, {"POST", "/v1/sessions/s-AAAAAAAAAAAAAAAA/approvals/req_1/approve"},
+		{"POST", "/v1/sessions/s-AAAAAAAAAAAAAAAA/approvals/req_1/deny"}}
+	for _, auth := range []string{"", "Bearer", "Bearer ", "Bearer wrong", "bearer " + token, "Bearer " + token[:len(token)-1],
+		"Bearer " + token + "x", "Basic " + token, "Bearer  " + token} {
+		for _, rt := range routes {
+			if st, body := do(t, ts, rt[0], rt[1], auth, `{"goal":"x"}`); st != 401 || !strings.Contains(body, `"EAUTH"`) {
+				t.Errorf("%s %s with %q: %d %s", rt[0], rt[1], auth, st, body)
+			}
+		}
+	}
+	if st, _ := do(t, ts, "GET", "/healthz", "", ""); st != 200 {
+		t.Errorf("healthz: %d", st)
+	}
+	if st, body := do(t, ts, "GET", "/v1/sessions", "Bearer "+token, ""); st != 200 || !strings.Contains(body, `"sessions":[]`) {
+		t.Errorf("with the token: %d %s", st, body)
+	}
+}
+
+// TestCreateValidation: a bad session request is refused with 400 and a
+// message naming what is wrong; nothing is created.
+func TestCreateValidation(t *testing.T) {
+	ts := newServer(t)
+	env := `"environment":{"workspace":"/w"}`
+	pol := `"policy":{"name":"scripted","mode":"good"}`
+	for _, tc := range []struct{ name, body, want string }{
+		{"not JSON", `{`, "not the expected JSON"},
+		{"unknown field", `{"goals":"x",` + pol + `,` + env + `}`, `unknown field \"goals\"`},
+		{"two values", `{"goal":"x",` + pol + `,` + env + `} {}`, "more than one JSON value"},
+		{"no goal", `{` + pol + `,` + env + `}`, "goal is empty"},
+		{"no policy", `{"goal":"x",` + env + `}`, "policy.name is empty"},
+		{"bad mode", `{"goal":"x","policy":{"name":"scripted","mode":"nope"},` + env + `}`, "use scripted with mode good"},
+		{"no environment", `{"goal":"x",` + pol + `}`, "exactly one of id"},
+		{"two environments", `{"goal":"x",` + pol + `,"environment":{"id":"env-1","workspace":"/w"}}`, "exactly one of id"},
+		{"limits of an existing one", `{"goal":"x",` + pol + `,"environment":{"id":"env-1","template":"t"}}`, "template and limits are its own"},
+		{"negative budget", `{"goal":"x",` + pol + `,` + env + `,"budgets":{"max_steps":-1}}`, "budgets must be non-negative"},
+		{"endless timeout", `{"goal":"x",` + pol + `,` + env + `,"budgets":{"timeout_seconds":1e9}}`, "at most a week"},
+		{"approvals mode", `{"goal":"x",` + pol + `,` + env + `,"approvals":"maybe"}`, `approvals \"maybe\": use wait or pause`},
+		{"permissions", `{"goal":"x",` + pol + `,` + env + `,"permissions":"rules: [{effect: teleport}]"}`, "permissions:"},
+		{"grant", `{"goal":"x",` + pol + `,` + env + `,"grants":["write"]}`, "grants:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, body := do(t, ts, "POST", "/v1/sessions", "Bearer "+token, tc.body)
+			if st != 400 || !strings.Contains(body, `"EINVAL"`) || !strings.Contains(body, tc.want) {
+				t.Errorf("%d %s (want 400 naming %q)", st, body, tc.want)
+			}
+		})
+	}
+	if _, body := do(t, ts, "GET", "/v1/sessions", "Bearer "+token, ""); !strings.Contains(body, `"sessions":[]`) {
+		t.Errorf("a refused request created a session: %s", body)
+	}
+}
+
+// TestSessionErrors: a missing session is 404; a session whose daemon is not
+// there fails (its error shown), and answers to requests it does not await
+// are refused with 400 naming the request.
+func TestSessionErrors(t *testing.T) {
+	ts := newServer(t)
+	a := "Bearer " + token
+	if st, body := do(t, ts, "GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA", a, ""); st != 404 || !strings.Contains(body, "ENOENT") {
+		t.Errorf("a missing session: %d %s", st, body)
+	}
+	if st, body := do(t, ts, "GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA/events?after=x", a, ""); st != 400 || !strings.Contains(body, `after=\"x\"`) {
+		t.Errorf("a bad watermark: %d %s", st, body)
+	}
+	st, body := do(t, ts, "POST", "/v1/sessions", a, `{"goal":"x","policy":{"name":"scripted","mode":"good"},"environment":{"workspace":"/w"}}`)
+	if st != 201 {
+		t.Fatalf("create: %d %s", st, body)
+	}
+	id := body[strings.Index(body, `"id":"`)+6:][:18]
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(body, `"state":"failed"`) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		_, body = do(t, ts, "GET", "/v1/sessions/"+id, a, "")
+	}
+	if !strings.Contains(body, `"state":"failed"`) || !strings.Contains(body, "127.0.0.1:1") {
+		t.Errorf("a session without its daemon: %s", body)
+	}
+	if st, body := do(t, ts, "POST", "/v1/sessions/"+id+"/approvals/req_9/approve", a, ""); st != 400 || !strings.Contains(body, "req_9") {
+		t.Errorf("an answer to nothing: %d %s", st, body)
+	}
+	if st, body := do(t, ts, "GET", "/v1/sessions/"+id+"/events?from=end", a, ""); st != 400 || !strings.Contains(body, `from=\"end\"`) {
+		t.Errorf("a bad starting point: %d %s", st, body)
+	}
+}
