@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -324,6 +325,19 @@ func TestCoordKill(t *testing.T) {
 	if !resolved {
 		t.Error("no ApprovalResolved in the journal")
 	}
+	// A watermark beyond the journal: the state first, then nothing more (it ended).
+	req2, _ := http.NewRequest("GET", c.url+"/v1/sessions/"+s.ID+"/events", nil)
+	req2.Header.Set("Authorization", "Bearer "+coordToken)
+	req2.Header.Set("Last-Event-ID", strconv.FormatInt(fin.Seq+100, 10))
+	if resp, err := http.DefaultClient.Do(req2); err != nil {
+		t.Error(err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), fmt.Sprintf("id: %d\nevent: state\n", fin.Seq)) || strings.Count(string(b), "\nevent: ") != 1 {
+			t.Errorf("a watermark beyond the journal's end:\n%s", b)
+		}
+	}
 	if i, err := ec.Get(ctx, e.ID); err != nil || i.State != "running" || !bgAlive() {
 		t.Errorf("the test's environment after the session: %+v %v", i, err)
 	}
@@ -473,5 +487,83 @@ func TestCoordCrashEffect(t *testing.T) {
 	if fin.StopReason != "done" || fin.Diff != want.Diff || ledgerLinesIn(t, state, s.ID) != 1 || fin.Recoveries < 2 {
 		t.Fatalf("after resolving: %s (%s), ledger %d, recoveries %d, diff equal %v", fin.StopReason, fin.Detail,
 			ledgerLinesIn(t, state, s.ID), fin.Recoveries, fin.Diff == want.Diff)
+	}
+}
+
+// TestCoordApprovalsAndCancel: approvals mode pause (the session pauses, an
+// answer through the CLI starts its driver again), cancel of a waiting and of
+// a paused session (ended cancelled, or cancelled and never resumed; the
+// environment the coordinator made destroyed either way), and a graceful stop
+// of the coordinator (SIGINT), which leaves a waiting session unended for the
+// next start.
+func TestCoordApprovalsAndCancel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an environment daemon and coordinators")
+	}
+	d := startDaemon(t, t.TempDir())
+	ec := d.client(e2eToken)
+	ctx := context.Background()
+	ws := coordWorkspace(t, d)
+	state := filepath.Join(t.TempDir(), "state")
+	c := startCoord(t, d, state)
+	create := func(approvals string) coordinator.Info {
+		t.Helper()
+		sp := longSpec(coordinator.EnvSpec{Workspace: ws})
+		sp.Approvals = approvals
+		i, err := c.client().Create(ctx, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.waitState(i.ID, 3*time.Minute, func(i coordinator.Info) bool { return len(i.Awaiting) == 1 })
+	}
+	envGone := func(id string) bool {
+		i, err := ec.Get(ctx, id)
+		return client.IsCode(err, client.CodeNotFound) || i.State == "destroyed"
+	}
+	paused, waiting, pausedCancel, detached := create("pause"), create("wait"), create("pause"), create("wait")
+	if p := c.waitState(paused.ID, time.Minute, func(i coordinator.Info) bool { return i.State != coordinator.StateRunning }); p.State != coordinator.StatePaused {
+		t.Fatalf("approvals pause: %+v", p)
+	}
+	if w, _ := c.client().Get(ctx, waiting.ID); w.State != coordinator.StateRunning {
+		t.Fatalf("approvals wait: %+v", w)
+	}
+
+	env := []string{"PATH=" + os.Getenv("PATH"), "AGENTBOX_COORDINATOR_TOKEN=" + coordToken}
+	if out, errOut, st := run(t, env, "sessions", "approve", paused.ID, paused.Awaiting[0].Request.ID, "--coordinator", c.url); st != 0 ||
+		!strings.Contains(out, "allowed for this call") {
+		t.Fatalf("sessions approve --coordinator: %d\n%s\n%s", st, out, errOut)
+	}
+	if f := c.waitState(paused.ID, 3*time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StateEnded }); f.StopReason != "done" ||
+		ledgerLinesIn(t, state, paused.ID) != 1 {
+		t.Fatalf("the paused session after its answer: %+v", f)
+	}
+
+	if i, err := c.client().Cancel(ctx, waiting.ID); err != nil || i.State != coordinator.StateEnded || i.StopReason != "cancelled" || !envGone(i.EnvID) {
+		t.Fatalf("cancel a waiting session: %+v %v", i, err)
+	}
+	if _, err := c.client().Cancel(ctx, waiting.ID); !client.IsCode(err, client.CodeConflict) {
+		t.Errorf("cancel an ended session: %v", err)
+	}
+	c.waitState(pausedCancel.ID, time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StatePaused })
+	pc, err := c.client().Cancel(ctx, pausedCancel.ID)
+	if err != nil || pc.State != coordinator.StateCancelled || !envGone(pc.EnvID) {
+		t.Fatalf("cancel a paused session: %+v %v", pc, err)
+	}
+
+	c.stop() // SIGINT: the waiting session is let go, not ended
+	c = startCoord(t, d, state)
+	if i, _ := c.client().Get(ctx, pausedCancel.ID); i.State != coordinator.StateCancelled || i.Epoch != pc.Epoch {
+		t.Errorf("a cancelled session after a restart: %+v (epoch was %d)", i, pc.Epoch)
+	}
+	dt := c.waitState(detached.ID, time.Minute, func(i coordinator.Info) bool { return i.Recoveries >= 1 && len(i.Awaiting) == 1 })
+	if dt.State != coordinator.StateRunning || dt.EnvID != detached.EnvID {
+		t.Fatalf("the waiting session after a graceful stop: %+v", dt)
+	}
+	if _, err := c.client().Answer(ctx, detached.ID, dt.Awaiting[0].Request.ID, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if f := c.waitState(detached.ID, 3*time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StateEnded }); f.StopReason != "done" ||
+		ledgerLinesIn(t, state, detached.ID) != 1 || !envGone(f.EnvID) {
+		t.Fatalf("the detached session after its answer: %+v", f)
 	}
 }

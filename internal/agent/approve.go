@@ -150,6 +150,9 @@ func (l *loop) ask(ctx context.Context, step int, call string, reqs []grant.Requ
 			return nil, &ending{StopPaused, fmt.Sprintf("approval request %s awaits a person (%s): answer it with agentbox sessions approve|deny DIR %s, then agentbox resume DIR",
 				r.ID, why, r.ID)}
 		}
+		if e, stop := l.checkContext(ctx); err != nil && stop {
+			return nil, &e // cancelled, or let go (still awaiting for the next driver), while waiting: not unanswered
+		}
 		if err != nil {
 			l.log.Emit(trace.ApprovalResolved, step, call, trace.ApprovalResolution{Answer: grant.Answer{Request: r.ID},
 				Unanswered: true, Error: err.Error()})

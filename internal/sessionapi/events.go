@@ -23,7 +23,9 @@ const heartbeat = 15 * time.Second
 // gets exactly the events after it; ?from=state first sends the session's
 // state folded from the journal (an event "state" whose id is the seq it is
 // folded to), then the events after that seq, so a new client need not replay
-// a long session. The stream ends after the session's last event.
+// a long session. A watermark beyond the journal's last event gets the state
+// first too, and the events after the state's seq. The stream ends after the
+// session's last event.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	after, err := watermark(r)
@@ -46,6 +48,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, badRequest("from=%q: the only starting point is state (or none: the events after the watermark)", f))
 		return
+	}
+	if after > i.Seq {
+		// The client saw more than the journal holds (its tail was lost with
+		// the disk, or the id is from elsewhere): the state first, so that it
+		// learns where the record is, then what follows that.
+		state, after = i, i.Seq
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

@@ -55,8 +55,12 @@ func (r *Remote) Exec(ctx context.Context, _ env.Owner, id string, x env.ExecReq
 	if err != nil {
 		return nil, remoteErr(err)
 	}
-	// client.Result is runner.Result's JSON (package wire's result): decoding it
-	// back is the one conversion that cannot drift from the other.
+	return decodeResult(res)
+}
+
+// decodeResult is result's inverse: client.Result is runner.Result's JSON,
+// so decoding it back is the one conversion that cannot drift from the other.
+func decodeResult(res *client.Result) (*runner.Result, error) {
 	b, err := json.Marshal(res)
 	if err != nil {
 		return nil, err
