@@ -278,9 +278,11 @@ func TestCoordKill(t *testing.T) {
 		t.Fatalf("the environment after the coordinator's SIGKILL: %+v %v (background process alive: %v)", i, err, bgAlive())
 	}
 
+	t0 := time.Now()
 	c = startCoord(t, d, state)
 	go func() { streamErr <- c.sse(sctx, s.ID, seen[len(seen)-1].Seq, got) }()
 	c.waitState(s.ID, time.Minute, func(i coordinator.Info) bool { return i.Recoveries >= 1 && len(i.Awaiting) == 1 })
+	t.Logf("coordinator start to the session recovered and waiting again: %s", time.Since(t0).Round(time.Millisecond))
 	a, err := c.client().Answer(ctx, s.ID, req, true, "")
 	if err != nil || a.Request.ID != req || !a.Answer.Once {
 		t.Fatalf("approve over the API: %+v %v", a, err)
@@ -347,7 +349,8 @@ func TestCoordKill(t *testing.T) {
 // environment daemon is SIGKILLed while a session's test.run runs in it: the
 // coordinator keeps serving (its API, its other commands), and the call in
 // flight gets a result in the journal, a failure, rather than being lost; the
-// sessions CLI reaches the coordinator, and cancel ends the session.
+// sessions CLI reaches the coordinator, and cancel ends the session. A session
+// created while the daemon is down waits for it and runs once it is back.
 func TestCoordEnvKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an environment daemon and a coordinator")
@@ -419,7 +422,18 @@ func TestCoordEnvKill(t *testing.T) {
 		!strings.Contains(errOut, "AGENTBOX_COORDINATOR_TOKEN") {
 		t.Errorf("sessions ls without a token: %d %s", st, errOut)
 	}
+	// A session created while the daemon is down waits for it, and runs once it is back.
+	w, err := c.client().Create(ctx, longSpec(coordinator.EnvSpec{Workspace: ws}, "tool:ledger.append"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w = c.waitState(w.ID, time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StateWaiting }); !strings.Contains(w.Error, "no agentbox daemon") {
+		t.Errorf("a session without its daemon: %+v", w)
+	}
 	d.start() // reaps what the killed daemon left
+	if f := c.waitState(w.ID, 3*time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StateEnded }); f.StopReason != "done" || f.Error != "" {
+		t.Errorf("the waiting session once the daemon is back: %+v", f)
+	}
 }
 
 // TestCoordCrashEffect: the coordinator is killed inside the one

@@ -33,6 +33,21 @@ func (h *Host) start(s *session) {
 	go func() {
 		defer h.wg.Done()
 		err := h.drive(ctx, s)
+		// A daemon that is not there yet (or restarting) is waited for.
+		for wait := time.Second; err != nil && unavailable(err) && ctx.Err() == nil; wait = min(2*wait, time.Minute) {
+			h.cfg.Logf("session %s: %v; trying again in %s", s.id, err, wait)
+			s.mu.Lock()
+			s.err = err.Error()
+			s.mu.Unlock()
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
+				s.mu.Lock()
+				s.err = ""
+				s.mu.Unlock()
+				err = h.drive(ctx, s)
+			}
+		}
 		if err != nil && h.ctx.Err() == nil {
 			h.cfg.Logf("session %s: %v", s.id, err)
 		}
@@ -45,6 +60,12 @@ func (h *Host) start(s *session) {
 		s.mu.Unlock()
 		cancel(nil)
 	}()
+}
+
+// unavailable: the environment daemon did not answer (not there, or
+// shutting down), as opposed to refusing the request.
+func unavailable(err error) bool {
+	return errors.Is(err, client.ErrNoDaemon) || client.IsCode(err, client.CodeUnavailable)
 }
 
 // drive runs the session in its environment with the durable driver, until

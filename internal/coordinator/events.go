@@ -23,22 +23,29 @@ func (h *Host) Tail(ctx context.Context, id string, after int64, fn func(trace.E
 	}
 	t := time.NewTicker(tailPoll)
 	defer t.Stop()
-	for {
-		// The state is read before the events: a session found over is over
-		// with every one of its events among those read next.
-		over := h.over(s)
+	send := func() (int, error) {
 		evs, err := s.store.Events(after)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		for _, e := range evs {
 			if err := fn(e); err != nil {
-				return err
+				return 0, err
 			}
 			after = e.Seq
 		}
-		if over {
-			return nil
+		return len(evs), nil
+	}
+	for {
+		n, err := send()
+		if err != nil {
+			return err
+		}
+		if n == 0 && h.over(s) {
+			// Over: every event is committed; send those that came between
+			// the read above and this check.
+			_, err := send()
+			return err
 		}
 		select {
 		case <-ctx.Done():

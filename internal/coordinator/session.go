@@ -56,10 +56,11 @@ func (s *session) unfinished() bool {
 type Info struct {
 	ID   string `json:"id"`
 	Goal string `json:"goal"`
-	// State is running (a driver runs it), paused (for a person: an unknown
-	// call, or an approval in approvals mode pause), ended, cancelled, or
-	// failed (its driver could not run it: Error says why; the next start of
-	// the coordinator tries again).
+	// State is running (a driver runs it), waiting (its driver waits for the
+	// environment daemon to answer: Error says what it got), paused (for a
+	// person: an unknown call, or an approval in approvals mode pause), ended,
+	// cancelled, or failed (its driver could not run it: Error says why; the
+	// next start of the coordinator tries again).
 	State      string             `json:"state"`
 	StopReason string             `json:"stop_reason,omitempty"`
 	Detail     string             `json:"detail,omitempty"`
@@ -82,6 +83,7 @@ type Info struct {
 // Session states.
 const (
 	StateRunning   = "running"
+	StateWaiting   = "waiting"
 	StatePaused    = "paused"
 	StateEnded     = "ended"
 	StateCancelled = "cancelled"
@@ -115,6 +117,8 @@ func (h *Host) info(s *session) (Info, error) {
 		i.State, i.StopReason, i.Detail = StateEnded, st.End.StopReason, st.End.Detail
 	case cancelled && !running:
 		i.State = StateCancelled
+	case running && why != "":
+		i.State = StateWaiting
 	case running:
 		i.State = StateRunning
 	case why != "":

@@ -130,7 +130,7 @@ func TestCreateValidation(t *testing.T) {
 }
 
 // TestSessionErrors: a missing session is 404; a session whose daemon is not
-// there fails (its error shown), and answers to requests it does not await
+// there waits for it (the error shown), and answers to requests it does not await
 // are refused with 400 naming the request.
 func TestSessionErrors(t *testing.T) {
 	ts := newServer(t)
@@ -147,11 +147,11 @@ func TestSessionErrors(t *testing.T) {
 	}
 	id := body[strings.Index(body, `"id":"`)+6:][:18]
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(body, `"state":"failed"`) && time.Now().Before(deadline) {
+	for !strings.Contains(body, `"state":"waiting"`) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 		_, body = do(t, ts, "GET", "/v1/sessions/"+id, a, "")
 	}
-	if !strings.Contains(body, `"state":"failed"`) || !strings.Contains(body, "127.0.0.1:1") {
+	if !strings.Contains(body, `"state":"waiting"`) || !strings.Contains(body, "127.0.0.1:1") {
 		t.Errorf("a session without its daemon: %s", body)
 	}
 	if st, body := do(t, ts, "POST", "/v1/sessions/"+id+"/approvals/req_9/approve", a, ""); st != 400 || !strings.Contains(body, "req_9") {
