@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/coordinator"
+	"github.com/agentbox/agentbox/internal/model/modeltest"
 	"github.com/agentbox/agentbox/internal/sessionapi"
 	"github.com/agentbox/agentbox/internal/trace"
 )
@@ -580,4 +581,65 @@ func TestCoordApprovalsAndCancel(t *testing.T) {
 		ledgerLinesIn(t, state, detached.ID) != 1 || !envGone(f.EnvID) {
 		t.Fatalf("the detached session after its answer: %+v", f)
 	}
+}
+
+// TestCoordKeyStays: the model key is the coordinator's. A hosted session
+// whose model (a scripted Anthropic endpoint on loopback) runs env and then
+// echoes the key in the sandbox: the endpoint received the key, the sandbox's
+// environment did not hold it, and neither the event stream, the session's
+// state, the coordinator's journal files nor the daemon's log hold it.
+func TestCoordKeyStays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an environment daemon and a coordinator")
+	}
+	const key = "sk-ant-planted-0123456789abcdef"
+	srv := modeltest.NewAnthropic(t,
+		modeltest.Turn{Calls: []modeltest.Call{{Name: "exec_run", Args: `{"command":"env"}`}}},
+		modeltest.Turn{Calls: []modeltest.Call{{Name: "exec_run", Args: `{"command":"echo ` + key + `"}`}}},
+		modeltest.Turn{Text: "stopping"})
+	d := startDaemon(t, t.TempDir())
+	ctx := context.Background()
+	ws := coordWorkspace(t, d)
+	state := filepath.Join(t.TempDir(), "state")
+	c := startCoord(t, d, state, "ANTHROPIC_API_KEY="+key)
+	s, err := c.client().Create(ctx, coordinator.Spec{Goal: "look around", Env: coordinator.EnvSpec{Workspace: ws},
+		Policy: coordinator.PolicySpec{Name: "anthropic", Model: "claude-test", BaseURL: srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fin := c.waitState(s.ID, 3*time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StateEnded })
+	if len(srv.Received()) != 3 || srv.Received()[0].Header.Get("X-Api-Key") != key {
+		t.Fatalf("the model endpoint: %d requests; session %+v", len(srv.Received()), fin)
+	}
+	got := make(chan trace.Event, 4096)
+	if err := c.sse(ctx, s.ID, 0, got); err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	for len(got) > 0 {
+		b, _ := json.Marshal(<-got)
+		all.Write(b)
+	}
+	if !strings.Contains(all.String(), "PATH=") || !strings.Contains(all.String(), "[redacted]") {
+		t.Fatalf("the events do not show the commands' output: the test would prove nothing\n%s", all.String())
+	}
+	if strings.Contains(all.String(), "ANTHROPIC_API_KEY") {
+		t.Error("the sandbox's environment names the key's variable")
+	}
+	b, _ := json.Marshal(fin)
+	logb, _ := os.ReadFile(d.log.Name())
+	for what, text := range map[string]string{"the events": all.String(), "the session": string(b), "the daemon's log": string(logb)} {
+		if strings.Contains(text, key) {
+			t.Errorf("the key is in %s", what)
+		}
+	}
+	c.stop()
+	filepath.WalkDir(state, func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), key) {
+				t.Errorf("the key is in the coordinator's %s", p)
+			}
+		}
+		return nil
+	})
 }
