@@ -224,25 +224,39 @@ type Answered struct {
 // it and goes on; a paused session's driver is started again, to continue the
 // held call. by names who answered.
 func (h *Host) Answer(id, request string, allow bool, scope, by string) (Answered, error) {
+	var out Answered
+	i, err := h.deliver(id, func(s *journal.Store) error {
+		st, err := s.Load()
+		if err != nil {
+			return err // the journal's fault, not the request's
+		}
+		if st.Seq == 0 {
+			return fmt.Errorf("%w: session %s has not started: it awaits no request (%s)", ErrInvalid, id, request)
+		}
+		out.Request, out.Answer, err = agent.AnswerRequest(s, request, allow, scope, by)
+		switch {
+		case errors.Is(err, journal.ErrAnswered):
+			return fmt.Errorf("%w: %v", ErrConflict, err)
+		case err != nil: // not awaited, or a scope that does not fit (grant.Reply)
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		return nil
+	})
+	out.Session = i
+	return out, err
+}
+
+// deliver leaves something for a session's driver in its journal with put
+// (an answer; a steering revision would be another), then starts a driver
+// unless one runs, so that a paused session takes it at once.
+func (h *Host) deliver(id string, put func(*journal.Store) error) (Info, error) {
 	s, err := h.session(id)
 	if err != nil {
-		return Answered{}, err
+		return Info{}, err
 	}
-	st, err := s.store.Load()
-	if err != nil {
-		return Answered{}, err // the journal's fault, not the request's
-	}
-	if st.Seq == 0 {
-		return Answered{}, fmt.Errorf("%w: session %s has not started: it awaits no request (%s)", ErrInvalid, id, request)
-	}
-	r, a, err := agent.AnswerRequest(s.store, request, allow, scope, by)
-	switch {
-	case errors.Is(err, journal.ErrAnswered):
-		return Answered{}, fmt.Errorf("%w: %v", ErrConflict, err)
-	case err != nil: // not awaited, or a scope that does not fit (grant.Reply)
-		return Answered{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	if err := put(s.store); err != nil {
+		return Info{}, err
 	}
 	h.start(s)
-	i, err := h.info(s)
-	return Answered{Request: r, Answer: a, Session: i}, err
+	return h.info(s)
 }
