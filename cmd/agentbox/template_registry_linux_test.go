@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -14,7 +15,8 @@ import (
 )
 
 // TestTemplateRegistries builds templates/go-host.yaml (a go_modules step: one
-// small module from the Go module proxy) and templates/node-host.yaml (an npm
+// small module from the Go module proxy; a run step compiling it into the
+// template's build cache) and templates/node-host.yaml (an npm
 // step: one package from the npm registry) from the CLI, each over the host's
 // system directories, and runs a command on each that needs what its step
 // fetched, offline (a run has no network). The registries may sit behind a
@@ -29,22 +31,22 @@ func TestTemplateRegistries(t *testing.T) {
 	_, err = os.Stat("/usr/local/go/bin/go")
 	testenv.Require(t, err == nil, "Go in /usr/local/go, which templates/go-host.yaml puts in PATH")
 	state := t.TempDir()
-	build := func(name, spec, registry string) {
+	build := func(name, spec, registry string, steps int) {
 		t.Helper()
 		args := []string{"template", "--state-dir", state, "build", "--name", name, "-f", filepath.Join("..", "..", "templates", spec)}
 		for _, p := range reservedPrefixes(t, registry) {
 			args = append(args, "--allow-private", p.String())
 		}
 		out, errOut, st := cli(t, args...)
-		if st != 0 || !strings.Contains(out, "0 of 1 build steps cached") {
+		if st != 0 || !strings.Contains(out, fmt.Sprintf("0 of %d build steps cached", steps)) {
 			t.Fatalf("template build %s: status %d\n%s%s", name, st, out, errOut)
 		}
-		if out, errOut, st = cli(t, args...); st != 0 || !strings.Contains(out, "1 of 1 build steps cached") {
+		if out, errOut, st = cli(t, args...); st != 0 || !strings.Contains(out, fmt.Sprintf("%d of %d build steps cached", steps, steps)) {
 			t.Fatalf("template build %s again is not cached: status %d\n%s%s", name, st, out, errOut)
 		}
 	}
-	build("go-host", "go-host.yaml", "proxy.golang.org")
-	build("node-host", "node-host.yaml", "registry.npmjs.org")
+	build("go-host", "go-host.yaml", "proxy.golang.org", 2)
+	build("node-host", "node-host.yaml", "registry.npmjs.org", 1)
 
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "go.mod"), []byte("module example.test/m\n\ngo 1.21\n\nrequire github.com/google/go-cmp v0.6.0\n"), 0o644)
@@ -53,6 +55,13 @@ func TestTemplateRegistries(t *testing.T) {
 		"sh", "-c", "GOFLAGS=-mod=mod GOPROXY=off GOCACHE=/tmp/gocache go run .")
 	if st != 0 || out != "true\n" {
 		t.Errorf("go run on go-host, offline: status %d, stdout %q\n%s", st, out, errOut)
+	}
+	// The template's build cache has go-cmp and the standard library compiled:
+	// a build compiles only the workspace's package.
+	out, errOut, st = cli(t, "run", "--state-dir", state, "--template", "go-host", "--workspace", ws, "--",
+		"sh", "-c", "GOFLAGS=-mod=mod GOPROXY=off go build -v -o /dev/null . 2>&1")
+	if st != 0 || out != "example.test/m\n" {
+		t.Errorf("go build on go-host compiled more than the workspace's package: status %d, output %q\n%s", st, out, errOut)
 	}
 	out, errOut, st = cli(t, "run", "--state-dir", state, "--template", "node-host", "--workspace", ws, "--",
 		"node", "-e", `console.log(require("left-pad")("x", 3, "-"))`)
