@@ -45,8 +45,9 @@ type evalOptions struct {
 var agentBaseEnv = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV", "NODE_PATH"}
 
 // runFlags are the flags that do not shape a run's results: a resumed run may
-// change them.
-var runFlags = []string{"out", "resume", "progress", "parallel"}
+// change them. The build flags say how the registries are reached, not what a
+// spec builds.
+var runFlags = []string{"out", "resume", "progress", "parallel", "allow-private", "ca-file"}
 
 func evalCmd() *cobra.Command {
 	o := &evalOptions{}
