@@ -20,11 +20,13 @@ for tool in hyperfine bwrap unshare python3; do
 	command -v "$tool" >/dev/null || { echo "bench/isolation.sh: $tool is missing: apt-get install -y hyperfine bubblewrap util-linux python3" >&2; exit 1; }
 done
 mkdir -p bench/out
-# agentbox with its sandbox init beside it, as installed (README).
-CGO_ENABLED=0 go build -o bench/out/ ./cmd/agentbox ./cmd/agentbox-init
-ab="$PWD/bench/out/agentbox"
+# agentbox with its sandbox init beside it, as installed (README), in a directory
+# only its owner may write: agentbox refuses an init that others could replace.
+bin=$(mktemp -d)
 ws=$(mktemp -d)
-trap 'rm -rf "$ws"' EXIT
+trap 'rm -rf "$ws" "$bin"' EXIT
+CGO_ENABLED=0 go build -o "$bin/" ./cmd/agentbox ./cmd/agentbox-init
+ab="$bin/agentbox"
 echo hello > "$ws/file"
 
 # The system directories bubblewrap binds, as this host lays them out (merged /usr or not).
