@@ -27,8 +27,8 @@ type Guard struct {
 	rec Recorder
 
 	mu      sync.Mutex
-	tenants map[string]*sync.Mutex // serialises quota check + create per tenant
-	seen    map[string]bool        // processes whose kill was counted
+	tenants map[string]*creates // each tenant's creates under way
+	seen    map[string]bool     // processes whose kill was counted
 }
 
 var _ env.Service = (*Guard)(nil)
@@ -54,7 +54,7 @@ func NewGuard(svc env.Service, cfg *config.Config, rec Recorder) *Guard {
 	if rec == nil {
 		rec = noRecorder{}
 	}
-	return &Guard{svc: svc, cfg: cfg, rec: rec, tenants: map[string]*sync.Mutex{}, seen: map[string]bool{}}
+	return &Guard{svc: svc, cfg: cfg, rec: rec, tenants: map[string]*creates{}, seen: map[string]bool{}}
 }
 
 // owner returns the caller's owner if it holds every scope given.
@@ -71,15 +71,62 @@ func (g *Guard) owner(ctx context.Context, scopes ...string) (env.Owner, error) 
 	return env.Owner{Tenant: c.Tenant, Task: c.Task}, nil
 }
 
-func (g *Guard) tenantLock(t string) *sync.Mutex {
+// creates are a tenant's creates and forks under way, which its quotas count
+// like its environments: they run concurrently (a cold create starts a sandbox,
+// tens of milliseconds) and together cannot pass a quota.
+type creates struct {
+	// mu is held to count and reserve, and to release: an environment made
+	// during a count is listed, reserved, or (for the instant between the two)
+	// both, when a count that would refuse waits for the creates under way.
+	mu    sync.Mutex
+	ended sync.Cond // on mu: a create under way ended
+	n     int
+	mem   int64
+}
+
+func (g *Guard) createsOf(t string) *creates {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	m := g.tenants[t]
-	if m == nil {
-		m = &sync.Mutex{}
-		g.tenants[t] = m
+	c := g.tenants[t]
+	if c == nil {
+		c = &creates{}
+		c.ended.L = &c.mu
+		g.tenants[t] = c
 	}
-	return m
+	return c
+}
+
+// reserve counts n more environments of limits l against the tenant's quotas
+// and holds them as under way until release. Past a quota with creates under
+// way, it waits for them to end and counts again: one that fails frees its
+// share, and one that succeeds is counted once.
+func (g *Guard) reserve(ctx context.Context, owner env.Owner, n int, l env.Limits) (release func(), err error) {
+	q := g.cfg.Tenants[owner.Tenant].Quota
+	if q.Environments <= 0 && q.Memory <= 0 {
+		return func() {}, nil
+	}
+	c := g.createsOf(owner.Tenant)
+	ask := int64(n) * (l.Memory + l.WorkspaceSize)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		err := g.withinQuota(ctx, owner, q, c.n, c.mem, n, l)
+		switch {
+		case err == nil:
+			c.n += n
+			c.mem += ask
+			return func() {
+				c.mu.Lock()
+				c.n -= n
+				c.mem -= ask
+				c.mu.Unlock()
+				c.ended.Broadcast()
+			}, nil
+		case !errors.Is(err, env.ErrQuota) || c.n == 0:
+			return nil, err
+		}
+		c.ended.Wait()
+	}
 }
 
 func (g *Guard) Create(ctx context.Context, o env.CreateOptions) (env.Info, error) {
@@ -125,30 +172,25 @@ func (g *Guard) Create(ctx context.Context, o env.CreateOptions) (env.Info, erro
 	if max := time.Duration(g.cfg.Limits.MaxTTL); max > 0 && (o.TTL == 0 || o.TTL > max) {
 		o.TTL = max
 	}
-	l := g.tenantLock(owner.Tenant)
-	l.Lock()
-	defer l.Unlock()
-	if err := g.withinQuota(ctx, owner, 1, o.Limits); err != nil {
+	release, err := g.reserve(ctx, owner, 1, o.Limits)
+	if err != nil {
 		return env.Info{}, err
 	}
+	defer release()
 	return g.svc.Create(ctx, o)
 }
 
 // withinQuota checks that n more environments of limits l fit in the
-// tenant's quotas; the caller holds the tenant's lock.
-func (g *Guard) withinQuota(ctx context.Context, owner env.Owner, n int, l env.Limits) error {
-	q := g.cfg.Tenants[owner.Tenant].Quota
-	if q.Environments <= 0 && q.Memory <= 0 {
-		return nil
-	}
+// tenant's quotas q beside its environments and busy (busyMem bytes) more
+// under way; the caller holds the tenant's creates.
+func (g *Guard) withinQuota(ctx context.Context, owner env.Owner, q config.Quota, busy int, busyMem int64, n int, l env.Limits) error {
 	envs, err := g.svc.List(ctx, owner, nil)
 	if err != nil {
 		return err
 	}
 	// An environment's RAM is its memory limit and its upper layer (a tmpfs
 	// that the API's writes fill on the daemon's account).
-	var mem int64
-	have := 0
+	mem, have := busyMem, busy
 	for _, e := range envs {
 		if e.State == "destroyed" {
 			continue
@@ -186,13 +228,12 @@ func (g *Guard) Fork(ctx context.Context, _ env.Owner, id string, fo env.ForkOpt
 	if err != nil {
 		return nil, err
 	}
-	l := g.tenantLock(o.Tenant)
-	l.Lock()
-	defer l.Unlock()
 	if fo.Count >= 1 && fo.Count <= env.MaxFork { // otherwise env says what is wrong
-		if err := g.withinQuota(ctx, o, fo.Count, src.Limits); err != nil {
+		release, err := g.reserve(ctx, o, fo.Count, src.Limits)
+		if err != nil {
 			return nil, err
 		}
+		defer release()
 	}
 	return g.svc.Fork(ctx, o, id, fo)
 }
