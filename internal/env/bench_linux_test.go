@@ -2,6 +2,7 @@ package env
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/runner"
@@ -132,24 +133,28 @@ func BenchmarkSnapshot(b *testing.B) {
 	}
 }
 
-// BenchmarkFork10 is one Fork of 10 environments from an existing snapshot
-// (ns/op / 10 is one fork), their destruction not timed.
-func BenchmarkFork10(b *testing.B) {
-	m, id := benchEnv(b)
-	ctx := context.Background()
-	s, err := m.Snapshot(ctx, alice, id)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		forks, err := m.Fork(ctx, alice, id, ForkOptions{Count: 10, Snapshot: s.ID})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		for _, f := range forks {
-			m.Destroy(ctx, alice, f.ID)
-		}
-		b.StartTimer()
+// BenchmarkFork is one Fork of 10 or 100 environments from an existing
+// snapshot (ns/op / n is one fork), their destruction not timed.
+func BenchmarkFork(b *testing.B) {
+	for _, n := range []int{10, MaxFork} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			m, id := benchEnv(b)
+			ctx := context.Background()
+			s, err := m.Snapshot(ctx, alice, id)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				forks, err := m.Fork(ctx, alice, id, ForkOptions{Count: n, Snapshot: s.ID})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				for _, f := range forks {
+					m.Destroy(ctx, alice, f.ID)
+				}
+				b.StartTimer()
+			}
+		})
 	}
 }

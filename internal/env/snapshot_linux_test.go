@@ -164,8 +164,10 @@ func TestForkLimits(t *testing.T) {
 			t.Errorf("fork of %d = %v, want ErrInvalid naming the range", n, err)
 		}
 	}
-	if _, err := m.Fork(ctx, alice, id, ForkOptions{Count: 4}); !errors.Is(err, ErrQuota) {
-		t.Errorf("fork past MaxEnvironments = %v, want ErrQuota", err)
+	for _, n := range []int{4, MaxFork} {
+		if _, err := m.Fork(ctx, alice, id, ForkOptions{Count: n}); !errors.Is(err, ErrQuota) {
+			t.Errorf("fork of %d past MaxEnvironments = %v, want ErrQuota", n, err)
+		}
 	}
 	if l, _ := m.List(ctx, alice, nil); len(l) != 1 || l[0].Snapshot != "" {
 		t.Errorf("after a refused fork: %+v, want the source alone, not snapshotted", l)
@@ -239,5 +241,34 @@ func TestSnapshotDuringExec(t *testing.T) {
 	}
 	if got := sh(t, m, id, "cat s"); got != "started\n" {
 		t.Errorf("after: %q", got)
+	}
+}
+
+// TestForkHundred: the most one fork makes, each with its own layer (a file
+// written in every one, read back from the last), in one call.
+func TestForkHundred(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 100 sandboxes")
+	}
+	m := newManager(t, Config{ReapInterval: time.Hour})
+	ctx := context.Background()
+	id := create(t, m, CreateOptions{}).ID
+	sh(t, m, id, "echo base > f")
+	forks, err := m.Fork(ctx, alice, id, ForkOptions{Count: MaxFork})
+	if err != nil || len(forks) != MaxFork {
+		t.Fatalf("Fork of %d = %d, %v", MaxFork, len(forks), err)
+	}
+	for i, f := range forks {
+		if err := m.WriteFile(ctx, alice, f.ID, "f", []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, f := range forks {
+		if b, err := m.ReadFile(ctx, alice, f.ID, "f", 0, 0); err != nil || string(b) != fmt.Sprint(i) {
+			t.Errorf("fork %d reads %q, %v", i, b, err)
+		}
+	}
+	if got := sh(t, m, id, "cat f"); got != "base\n" {
+		t.Errorf("source reads %q", got)
 	}
 }
