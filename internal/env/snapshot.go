@@ -93,8 +93,8 @@ func (m *Manager) release(s *snapshot) {
 // upper layer kept as it is, nothing copied) and the environment continues,
 // under the same id, in a new sandbox on a fresh upper layer above the
 // snapshot. Processes are not carried: running and background commands end
-// (killed) and /tmp starts afresh; /workspace and the template root's changes
-// carry on. A paused environment is refused (ErrPaused): resume first.
+// (killed), /tmp and copy-on-write mounts start afresh; /workspace and the
+// template root's changes carry on. A paused environment is refused (ErrPaused): resume first.
 //
 // The snapshot lives while an environment uses it (this one, a fork, or an
 // environment on a later snapshot above it); then its layer is removed.
