@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"sync"
@@ -119,21 +120,17 @@ func (m *Manager) snapshot(e *environment) (*snapshot, error) {
 		return nil, err
 	}
 	e.files.Lock()
-	s, err := m.seal(e)
+	s, lost, err := m.seal(e)
 	e.files.Unlock()
-	if err != nil && s == nil {
-		return nil, err
-	}
-	if err != nil { // sealed, but nothing runs on it
+	if lost { // the sandbox is gone and nothing runs in its place
 		m.destroy(e)
-		return nil, fmt.Errorf("environment %s: snapshot: %w", e.id, err)
 	}
-	return s, nil
+	return s, err
 }
 
-// seal is snapshot's work under e.files: it fails before anything changed
-// (nil), or after e lost its sandbox (the snapshot, and an error).
-func (m *Manager) seal(e *environment) (*snapshot, error) {
+// seal is snapshot's work under e.files. It fails before anything changed, or
+// after e lost its sandbox (lost).
+func (m *Manager) seal(e *environment) (_ *snapshot, lost bool, _ error) {
 	e.mu.Lock()
 	top, sb, destroyed := e.top, e.sb, e.destroyed
 	e.sealing = true
@@ -145,15 +142,19 @@ func (m *Manager) seal(e *environment) (*snapshot, error) {
 	}
 	if destroyed {
 		unseal()
-		return nil, fmt.Errorf("environment %s: %w", e.id, ErrDestroyed)
+		return nil, false, fmt.Errorf("environment %s: %w", e.id, ErrDestroyed)
 	}
 	if top.depth() >= maxDepth {
 		unseal()
-		return nil, fmt.Errorf("%w: environment %s is on %d snapshots, the most one may have: create a fresh environment", ErrQuota, e.id, maxDepth)
+		return nil, false, fmt.Errorf("%w: environment %s is on %d snapshots, the most one may have: create a fresh environment", ErrQuota, e.id, maxDepth)
 	}
 	layer, err := sb.Seal()
+	if errors.Is(err, sandbox.ErrUnsupported) {
+		unseal()
+		return nil, false, fmt.Errorf("%w: environment %s: %v", ErrInvalid, e.id, err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("environment %s: snapshot: %w", e.id, err)
+		return nil, true, fmt.Errorf("environment %s: snapshot: %w", e.id, err)
 	}
 	s := &snapshot{layer: layer, below: top, refs: 1, info: Snapshot{ID: newSnapshotID(), EnvID: e.id, Owner: e.info.Owner,
 		CreatedAt: time.Now().UTC(), Depth: top.depth() + 1}}
@@ -166,7 +167,10 @@ func (m *Manager) seal(e *environment) (*snapshot, error) {
 	e.top = s
 	e.mu.Unlock()
 	old.Close()
-	return s, e.boot()
+	if err := e.boot(); err != nil {
+		return nil, true, fmt.Errorf("environment %s: snapshot: %w", e.id, err)
+	}
+	return s, false, nil
 }
 
 // ForkOptions say how many environments Fork makes and from what.

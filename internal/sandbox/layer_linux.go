@@ -27,11 +27,13 @@ type Layer struct {
 // Seal ends the sandbox as Destroy does and keeps its workspace's upper layer
 // (and its image root's, on an image) as a Layer. Every process is killed first, frozen or not (cgroup kill), so
 // nothing writes the layer once it is taken: a snapshot of the files, not of
-// the processes. It needs an overlay workspace and root (UpperDir).
+// the processes. It needs an overlay workspace and root (UpperDir): without
+// them it fails with ErrUnsupported and the sandbox goes on; after any other
+// failure it is gone.
 func (s *Sandbox) Seal() (*Layer, error) {
 	up := s.UpperDir()
 	if up == "" || !s.id.root {
-		return nil, errors.New("sandbox: seal: only a root agentbox's overlay workspace has an upper layer to seal")
+		return nil, fmt.Errorf("%w: seal: only a root agentbox's overlay workspace has an upper layer to seal", ErrUnsupported)
 	}
 	if err := s.cg.Kill(); err != nil {
 		return nil, fmt.Errorf("sandbox: seal: %w", err)
