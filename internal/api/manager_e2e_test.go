@@ -333,6 +333,19 @@ func TestE2EMCPOverHTTP(t *testing.T) {
 	if ee == nil || (ee.Code != "EPERM" && ee.Code != "EINVAL") || strings.Contains(ee.Message, x.state) {
 		t.Fatalf("escape: %+v", ee)
 	}
+	var forks struct{ Environments []client.Environment }
+	if ee := call(t, cs, "env_fork", map[string]any{"id": e.ID, "count": 1}, &forks); ee != nil || len(forks.Environments) != 1 {
+		t.Fatalf("env_fork %+v %+v", ee, forks)
+	}
+	for _, f := range forks.Environments {
+		if ee := call(t, cs, "exec", map[string]any{"id": f.ID, "argv": []string{"cat", "f"}}, &res); ee != nil || res.Stdout != "hi\n" {
+			t.Fatalf("exec in a fork %+v %+v", ee, res)
+		}
+	}
+	var sn client.Snapshot
+	if ee := call(t, cs, "env_snapshot", map[string]any{"id": e.ID}, &sn); ee != nil || sn.EnvID != e.ID || sn.Depth != 2 {
+		t.Fatalf("env_snapshot %+v %+v", ee, sn)
+	}
 	var out struct{ Destroyed bool }
 	if ee := call(t, cs, "env_destroy", map[string]any{"id": e.ID}, &out); ee != nil || !out.Destroyed {
 		t.Fatalf("destroy %+v", ee)
