@@ -38,6 +38,7 @@ class Environment:
     paused_at: str = ""
     on_timeout: str = ""
     network: dict = None
+    snapshot: str = ""
     raw: dict = field(default=None, repr=False)
 
 
@@ -242,6 +243,18 @@ class Client:
 
     def resume(self, id):
         return _build(Environment, self._do("POST", self._env(id) + "/resume"))
+
+    def snapshot(self, id):
+        """Snapshot the workspace (O(1)); the environment continues above it, its running commands ended.
+        Returns the snapshot as a dict (id, env_id, owner, created_at, depth)."""
+        return self._do("POST", self._env(id) + "/snapshot")
+
+    def fork(self, id, count, snapshot=None):
+        """Make count environments (1 to 100) from a snapshot of environment id (a new one unless snapshot names one)."""
+        body = {"count": count}
+        if snapshot:
+            body["snapshot"] = snapshot
+        return [_build(Environment, e) for e in self._json("POST", self._env(id) + "/fork", body)["environments"]]
 
     def destroy(self, id):
         self._do("DELETE", self._env(id))

@@ -111,6 +111,14 @@ class ClientTest(unittest.TestCase):
             self.c.exec(self.env.id, ["true"])
         self.assertEqual(self.c.resume(self.env.id).state, "running")
         self.assertEqual(self.c.exec(self.env.id, ["echo", "on"]).stdout, "on\n")
+        self.c.write_file(self.env.id, "mine.txt", b"source\n")
+        forks = self.c.fork(self.env.id, 2)
+        self.assertEqual(len(forks), 2)
+        for f in forks:
+            self.addCleanup(self.c.destroy, f.id)
+            self.assertEqual(f.snapshot, self.c.get(self.env.id).snapshot)
+            self.assertEqual(self.c.exec(f.id, ["cat", "mine.txt"]).stdout, "source\n")
+        self.assertEqual(self.c.snapshot(self.env.id)["depth"], 2)
         e2 = self.c.create(workspace=self.workspace)
         self.c.destroy(e2.id)
         with self.assertRaises(agentbox.NotFound):
