@@ -227,14 +227,16 @@ func (m *Manager) start(k shape, img *image.Image, ms []Mount, top *snapshot) (_
 			return nil, fmt.Errorf("env: egress proxy: %w", err)
 		}
 	}
+	// Before boot: its watcher may tear the environment down at once.
+	e.ctx, e.cancel = context.WithCancel(context.Background())
 	if err := e.boot(); err != nil {
+		e.cancel()
 		if e.proxy != nil {
 			e.proxy.Close()
 		}
 		os.RemoveAll(e.dir)
 		return nil, err
 	}
-	e.ctx, e.cancel = context.WithCancel(context.Background())
 	return e, nil
 }
 
