@@ -8,7 +8,8 @@ import (
 )
 
 // EnvConfig is the environment manager's share of the daemon's configuration:
-// where state lives, the presets, the warm pools, and the artifact store's bounds (package env
+// where state lives, the presets, the warm pools, the bound on environments, the
+// default idle pause, and the artifact store's bounds (package env
 // enforces the artifact quotas: only the store can count them).
 func EnvConfig(cfg *config.Config) env.Config {
 	quotas := map[string]env.ArtifactQuota{}
@@ -24,6 +25,8 @@ func EnvConfig(cfg *config.Config) env.Config {
 			Network: p.Network, TTL: time.Duration(p.TTL), Min: p.Min, Max: p.Max, Idle: time.Duration(p.Idle)})
 	}
 	return env.Config{StateDir: cfg.StateDir, Presets: cfg.WorkspacePresets, Pools: pools,
+		MaxEnvironments:    cfg.Limits.MaxEnvironments,
+		DefaultIdlePause:   time.Duration(cfg.Limits.IdlePause),
 		ArtifactTTL:        time.Duration(cfg.Artifacts.TTL),
 		ArtifactStoreBytes: int64(cfg.Artifacts.MaxBytes),
 		ArtifactGCInterval: time.Duration(cfg.Artifacts.GCInterval),

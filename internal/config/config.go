@@ -137,6 +137,12 @@ type Limits struct {
 	MaxWorkspace Size `yaml:"max_workspace"`
 	// MaxTTL caps an environment's lifetime (0: no cap).
 	MaxTTL Duration `yaml:"max_ttl"`
+	// MaxEnvironments caps the live environments of every tenant together (0:
+	// no cap); a fork counts all it would make before any starts.
+	MaxEnvironments int `yaml:"max_environments"`
+	// IdlePause pauses an environment after this long without a request when
+	// its create asks for no idle_pause_seconds (0: never).
+	IdlePause Duration `yaml:"idle_pause"`
 	// MaxOutputTotal caps a command's output_total, the output (both streams)
 	// after which it is killed; all of it is kept on disk while it runs and as
 	// an artifact when truncated. Default 64M, also the default output_total.
@@ -370,6 +376,9 @@ func (c *Config) finish(dir string) error {
 	}
 	if c.Limits.BodyTimeout == 0 {
 		c.Limits.BodyTimeout = Duration(time.Minute)
+	}
+	if c.Limits.MaxEnvironments < 0 {
+		return bad("limits.max_environments %d is negative", c.Limits.MaxEnvironments)
 	}
 	switch {
 	case c.Limits.MaxConnections == 0:

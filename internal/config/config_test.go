@@ -17,7 +17,7 @@ const good = `
 listen: 127.0.0.1:7070
 workspace_presets: {py: /srv/presets/py}
 shutdown: {grace: 5s}
-limits: {request_bytes: 2M, default_memory: 256M, max_ttl: 1h, max_output_total: 16M, body_timeout: 5s, max_connections: 8}
+limits: {request_bytes: 2M, default_memory: 256M, max_ttl: 1h, max_output_total: 16M, body_timeout: 5s, max_connections: 8, max_environments: 50, idle_pause: 10m}
 artifacts: {ttl: 24h, max_bytes: 2G, gc_interval: 1m}
 tenants:
   acme: {quota: {environments: 4, memory: 2G, artifact_bytes: 1G, artifacts: 100}, workspace_roots: [/srv/work/acme/], rate: {per_second: 10, burst: 20},
@@ -58,7 +58,7 @@ func TestParse(t *testing.T) {
 	}
 	l := c.Limits
 	if l.MaxOutputTotal != 16<<20 || l.MaxOutputLimit != 8<<20 || l.DefaultWorkspace != 1<<30 || l.MaxWorkspace != 4<<30 ||
-		time.Duration(l.BodyTimeout) != 5*time.Second || l.MaxConnections != 8 {
+		time.Duration(l.BodyTimeout) != 5*time.Second || l.MaxConnections != 8 || l.MaxEnvironments != 50 || time.Duration(l.IdlePause) != 10*time.Minute {
 		t.Fatalf("limits %+v", l)
 	}
 	if ar := c.Artifacts; time.Duration(ar.TTL) != 24*time.Hour || ar.MaxBytes != 2<<30 || time.Duration(ar.GCInterval) != time.Minute {
@@ -107,6 +107,8 @@ func TestParseRejects(t *testing.T) {
 		{"bad build prefix", "builds: {allow_private: [10.1.2.3/8]}\ntenants: {a: {}}\ntokens: [" + tok + "]", "builds.allow_private"},
 		{"empty CA file", "builds: {ca_files: [\"\"]}\ntenants: {a: {}}\ntokens: [" + tok + "]", "builds.ca_files[0]"},
 		{"negative connections", "limits: {max_connections: -1}\ntenants: {a: {}}\ntokens: [" + tok + "]", "negative"},
+		{"negative max environments", "limits: {max_environments: -1}\ntenants: {a: {}}\ntokens: [" + tok + "]", "limits.max_environments -1 is negative"},
+		{"negative idle pause", "limits: {idle_pause: -1m}\ntenants: {a: {}}\ntokens: [" + tok + "]", "negative duration"},
 		{"empty pool", "pools: [{}]\ntenants: {a: {}}\ntokens: [" + tok + "]", "pools[0]: set min"},
 		{"pool max below min", "pools: [{min: 4, max: 2}]\ntenants: {a: {}}\ntokens: [" + tok + "]", "max 2 is below min 4"},
 		{"negative pool", "pools: [{min: -1}]\ntenants: {a: {}}\ntokens: [" + tok + "]", "must not be negative"},

@@ -81,6 +81,8 @@ tokens:
 #   default_workspace: 1G
 #   max_workspace: 4G
 #   max_ttl: 0                 # 0: no cap
+#   max_environments: 0        # live environments, all tenants; 0: no cap
+#   idle_pause: 0              # pause an environment idle this long (0: never)
 #   max_output_total: 64M
 #   max_output_limit: 8M
 #   body_timeout: 60s
