@@ -1,0 +1,154 @@
+package coordinator
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/agent"
+	"github.com/agentbox/agentbox/internal/api"
+	"github.com/agentbox/agentbox/internal/config"
+	"github.com/agentbox/agentbox/internal/env/envtest"
+	"github.com/agentbox/agentbox/internal/journal"
+	"github.com/agentbox/agentbox/internal/trace"
+)
+
+const envToken = "env-token-0123456789abcdef"
+
+// daemon serves an in-process environment manager over HTTP, as agentbox
+// serve does, and returns its client and a workspace under its root.
+func daemon(t *testing.T) (*client.Client, string) {
+	t.Helper()
+	mgr := envtest.New(t)
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	os.MkdirAll(ws, 0o755)
+	os.WriteFile(filepath.Join(ws, "README"), []byte("hi\n"), 0o644)
+	s, err := api.New(api.Options{Config: config.Local(envToken, root), Service: mgr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	c, err := client.New(client.Options{URL: ts.URL, Token: envToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, ws
+}
+
+func open(t *testing.T, c *client.Client, state string) *Host {
+	t.Helper()
+	h, err := Open(Config{StateDir: state, Env: c, Journal: journal.Options{NoSync: true},
+		Policy: func(p PolicySpec) (agent.Policy, []string, error) { return &agent.Scripted{Mode: p.Mode}, nil, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func wait(t *testing.T, h *Host, id string, cond func(Info) bool) Info {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		i, err := h.Get(id)
+		if err == nil && cond(i) {
+			return i
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s: %+v %v", id, i, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestHostRestart drives the Host in process (for the race detector): two
+// sessions, one granted the ledger and one asked for it, with readers tailing
+// and listing while they run; Close while one waits for its answer (fenced and
+// let go, not ended); a second coordinator on the same state directory is
+// refused while the first holds it; Open again resumes the waiting one, whose
+// answer through the Host lets it finish with the other's workspace.
+func TestHostRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives two long sessions in real environments")
+	}
+	c, ws := daemon(t)
+	state := t.TempDir()
+	h := open(t, c, state)
+	if _, err := Open(Config{StateDir: state, Env: c, Policy: h.cfg.Policy}); err == nil || !strings.Contains(err.Error(), "another coordinator") {
+		t.Fatalf("a second coordinator on the state directory: %v", err)
+	}
+	spec := func(grants ...string) Spec {
+		return Spec{Goal: "the long task", Policy: PolicySpec{Name: "scripted", Mode: agent.ModeLong}, Env: EnvSpec{Workspace: ws},
+			Ledger: true, TestCommand: []string{"true"}, Grants: grants}
+	}
+	ref, err := h.Create(spec("tool:ledger.append"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked, err := h.Create(spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	counts := make([]int64, 2)
+	for n, id := range []string{ref.ID, asked.ID} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.Tail(ctx, id, 0, func(e trace.Event) error {
+				if e.Seq != counts[n]+1 {
+					t.Errorf("%s: event %d after %d", id, e.Seq, counts[n])
+				}
+				counts[n] = e.Seq
+				return nil
+			})
+		}()
+	}
+	go func() {
+		for ctx.Err() == nil {
+			h.List()
+		}
+	}()
+	want := wait(t, h, ref.ID, func(i Info) bool { return i.State == StateEnded })
+	a := wait(t, h, asked.ID, func(i Info) bool { return len(i.Awaiting) == 1 })
+	if want.StopReason != "done" {
+		t.Fatalf("the granted session: %+v", want)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	wg.Wait()
+	if counts[0] != want.Seq {
+		t.Errorf("the tail of the ended session stopped at %d of %d", counts[0], want.Seq)
+	}
+	st, _ := journal.Open(filepath.Join(state, "sessions", asked.ID), journal.Options{})
+	evs, _ := st.Events(0)
+	st.Close()
+	if last := evs[len(evs)-1]; last.Type == trace.SessionEnded || int64(len(evs)) != a.Seq {
+		t.Fatalf("Close ended or changed the waiting session: %d events (was %d), the last %s", len(evs), a.Seq, last.Type)
+	}
+
+	h = open(t, c, state)
+	defer h.Close()
+	r := wait(t, h, asked.ID, func(i Info) bool { return i.Recoveries == 1 && len(i.Awaiting) == 1 })
+	if _, err := h.Answer(asked.ID, r.Awaiting[0].Request.ID, true, "", "test"); err != nil {
+		t.Fatal(err)
+	}
+	fin := wait(t, h, asked.ID, func(i Info) bool { return i.State == StateEnded })
+	if fin.StopReason != "done" || fin.Diff != want.Diff || fin.EnvID != a.EnvID {
+		t.Fatalf("after the restart: %s (%s), same diff %v, environment %s (was %s)", fin.StopReason, fin.Detail, fin.Diff == want.Diff, fin.EnvID, a.EnvID)
+	}
+	if i, _ := h.Get(ref.ID); i.State != StateEnded || i.Recoveries != 0 {
+		t.Errorf("the ended session after the restart: %+v", i)
+	}
+}
