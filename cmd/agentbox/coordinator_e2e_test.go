@@ -225,8 +225,11 @@ func TestCoordKill(t *testing.T) {
 	if want.StopReason != "done" || want.Diff == "" || ledgerLinesIn(t, refState, r.ID) != 1 {
 		t.Fatalf("the uninterrupted run: %+v", want)
 	}
-	if i, err := ec.Get(ctx, want.EnvID); !client.IsCode(err, client.CodeNotFound) && i.State != "destroyed" {
-		t.Errorf("the environment the coordinator made outlived its ended session: %+v %v", i, err)
+	if !eventually(10*time.Second, func() bool {
+		i, err := ec.Get(ctx, want.EnvID)
+		return client.IsCode(err, client.CodeNotFound) || i.State == "destroyed"
+	}) {
+		t.Error("the environment the coordinator made outlived its ended session")
 	}
 	ref.stop()
 
@@ -492,12 +495,13 @@ func TestCoordCrashEffect(t *testing.T) {
 	if len(p.Unknown) != 1 || ledgerLinesIn(t, state, s.ID) != 1 {
 		t.Fatalf("after the restart: %+v, ledger %d", p, ledgerLinesIn(t, state, s.ID))
 	}
-	c.stop()
-	env := []string{"PATH=" + os.Getenv("PATH")}
-	if out, errOut, st := run(t, env, "sessions", "resolve", filepath.Join(state, "sessions", s.ID), p.Unknown[0], "--as", "succeeded"); st != 0 {
-		t.Fatalf("sessions resolve: %d\n%s\n%s", st, out, errOut)
+	env := []string{"PATH=" + os.Getenv("PATH"), "AGENTBOX_COORDINATOR_TOKEN=" + coordToken}
+	if _, err := c.client().Resolve(ctx, s.ID, "call_0", "succeeded", ""); !client.IsCode(err, client.CodeInvalid) || !strings.Contains(err.Error(), p.Unknown[0]) {
+		t.Errorf("resolve a call that is not unknown: %v", err)
 	}
-	c = startCoord(t, d, state)
+	if out, errOut, st := run(t, env, "sessions", "resolve", s.ID, p.Unknown[0], "--as", "succeeded", "--coordinator", c.url); st != 0 {
+		t.Fatalf("sessions resolve --coordinator: %d\n%s\n%s", st, out, errOut)
+	}
 	fin := c.waitState(s.ID, 3*time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StateEnded })
 	if fin.StopReason != "done" || fin.Diff != want.Diff || ledgerLinesIn(t, state, s.ID) != 1 || fin.Recoveries < 2 {
 		t.Fatalf("after resolving: %s (%s), ledger %d, recoveries %d, diff equal %v", fin.StopReason, fin.Detail,
@@ -531,9 +535,11 @@ func TestCoordApprovalsAndCancel(t *testing.T) {
 		}
 		return c.waitState(i.ID, 3*time.Minute, func(i coordinator.Info) bool { return len(i.Awaiting) == 1 })
 	}
-	envGone := func(id string) bool {
-		i, err := ec.Get(ctx, id)
-		return client.IsCode(err, client.CodeNotFound) || i.State == "destroyed"
+	envGone := func(id string) bool { // the driver destroys it just after the session's end
+		return eventually(10*time.Second, func() bool {
+			i, err := ec.Get(ctx, id)
+			return client.IsCode(err, client.CodeNotFound) || i.State == "destroyed"
+		})
 	}
 	paused, waiting, pausedCancel, detached := create("pause"), create("wait"), create("pause"), create("wait")
 	if p := c.waitState(paused.ID, time.Minute, func(i coordinator.Info) bool { return i.State != coordinator.StateRunning }); p.State != coordinator.StatePaused {

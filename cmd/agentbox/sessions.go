@@ -26,17 +26,26 @@ $AGENTBOX_COORDINATOR_TOKEN or the file --coordinator-token-file names).`}
 	co.add(cmd)
 	var as, note string
 	resolve := &cobra.Command{
-		Use:   "resolve DIR CALL --as succeeded|failed",
+		Use:   "resolve DIR|ID CALL --as succeeded|failed",
 		Short: "Record a person's verdict on a call whose outcome recovery left unknown",
 		Long: `Resolve records what a person found out about a call left unknown after a crash
 (a paused session names it): --as succeeded if its effect happened (the policy sees
 a success and the call is not made again), --as failed if it did not (the policy
 sees a failure and may make it again). Then agentbox resume DIR continues. It
-takes the session's next epoch: a driver still running is fenced.`,
+takes the session's next epoch: a driver still running is fenced. With
+--coordinator URL, ID names a paused session the coordinator hosts, which goes
+on at once.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if co.url != "" {
-				return errors.New("resolve takes a session directory, not --coordinator: run it on the coordinator's host against STATE_DIR/sessions/ID")
+			if c, err := co.client(); c != nil || err != nil {
+				if err != nil {
+					return err
+				}
+				if _, err := c.Resolve(cmd.Context(), args[0], args[1], as, note); err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "%s: %s recorded as %s; the session goes on\n", args[0], args[1], as)
+				return nil
 			}
 			s, err := journal.Open(args[0], journal.Options{})
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/agentbox/agentbox/client"
@@ -244,6 +245,33 @@ func (h *Host) Answer(id, request string, allow bool, scope, by string) (Answere
 	})
 	out.Session = i
 	return out, err
+}
+
+// Resolve records a person's verdict on a call recovery left unknown, with
+// agent.Resolve as agentbox sessions resolve DIR CALL does (outcome succeeded
+// or failed), and starts the session's driver again. Only a session no driver
+// runs is resolved: Resolve takes the journal's next epoch.
+func (h *Host) Resolve(ctx context.Context, id, call, outcome, note string) (Info, error) {
+	return h.deliver(id, func(st *journal.Store) error {
+		s, _ := h.session(id)
+		s.mu.Lock()
+		running := s.cancel != nil
+		s.mu.Unlock()
+		if running {
+			return fmt.Errorf("%w: session %s is running: only a paused session's unknown calls are resolved", ErrConflict, id)
+		}
+		if outcome != trace.OutcomeSucceeded && outcome != trace.OutcomeFailed {
+			return fmt.Errorf("%w: as %q: use succeeded (its effect happened) or failed (it did not)", ErrInvalid, outcome)
+		}
+		state, err := st.Load()
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(state.Unknown, call) {
+			return fmt.Errorf("%w: call %q is not awaiting a person (unknown calls: %v)", ErrInvalid, call, state.Unknown)
+		}
+		return agent.Resolve(ctx, st, call, outcome, note)
+	})
 }
 
 // deliver leaves something for a session's driver in its journal with put

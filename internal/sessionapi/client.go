@@ -116,3 +116,10 @@ func (c *Client) Answer(ctx context.Context, id, request string, allow bool, sco
 	var out coordinator.Answered
 	return out, c.do(ctx, http.MethodPost, "/v1/sessions/"+esc(id)+"/approvals/"+esc(request)+"/"+verb, in, &out)
 }
+
+// Resolve records a person's verdict (as: succeeded or failed) on a call a
+// paused session's recovery left unknown.
+func (c *Client) Resolve(ctx context.Context, id, call, as, note string) (coordinator.Info, error) {
+	var i coordinator.Info
+	return i, c.do(ctx, http.MethodPost, "/v1/sessions/"+esc(id)+"/calls/"+esc(call)+"/resolve", ResolveRequest{As: as, Note: note}, &i)
+}

@@ -65,6 +65,7 @@ func (s *Server) routes() []route {
 		{"GET /v1/sessions/{id}/approvals", true, s.approvals},
 		{"POST /v1/sessions/{id}/approvals/{request}/approve", true, s.answer(true)},
 		{"POST /v1/sessions/{id}/approvals/{request}/deny", true, s.answer(false)},
+		{"POST /v1/sessions/{id}/calls/{call}/resolve", true, s.resolve},
 	}
 }
 
@@ -156,6 +157,27 @@ func (s *Server) answer(allow bool) http.HandlerFunc {
 		}
 		writeJSON(w, http.StatusOK, out)
 	}
+}
+
+// ResolveRequest is the body of resolve: a person's verdict on a call
+// recovery left unknown.
+type ResolveRequest struct {
+	As   string `json:"as"` // succeeded or failed
+	Note string `json:"note,omitempty"`
+}
+
+func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
+	var v ResolveRequest
+	if err := decode(r, &v); err != nil {
+		writeError(w, err)
+		return
+	}
+	i, err := s.host.Resolve(r.Context(), r.PathValue("id"), r.PathValue("call"), v.As, v.Note)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, i)
 }
 
 // decode reads a JSON body into v, refusing unknown fields and trailing data.
