@@ -63,7 +63,7 @@ on at once.`,
 	resolve.Flags().StringVar(&note, "note", "", "what the person checked")
 	show := &cobra.Command{
 		Use:   "show DIR",
-		Short: "Print a durable session's state as JSON: seq, epoch, step, unknown calls, awaiting approvals, grants, end",
+		Short: "Print a durable session's state as JSON: seq, epoch, step, unknown calls, awaiting approvals, grants, goal revision and steers taken, end",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if c, err := co.client(); c != nil || err != nil {
@@ -96,11 +96,47 @@ on at once.`,
 			enc.SetIndent("", "  ")
 			return enc.Encode(map[string]any{"session": st.Session.Session, "seq": st.Seq, "epoch": epoch, "step": st.Step,
 				"tool_calls": st.ToolCalls, "unknown": st.Unknown, "awaiting": st.Awaiting, "grants": st.Grants,
-				"recoveries": st.Epochs, "end": st.End,
+				"recoveries": st.Epochs, "end": st.End, "goal": st.Goal, "goal_text": st.CurrentGoal(), "steers": st.Steers,
 				"snapshot_seq": st.FromSnapshot, "workspace_version": st.Workspace.Version})
 		},
 	}
-	cmd.AddCommand(resolve, show, answerCmd(co, true), answerCmd(co, false), lsCmd(co), cancelCmd(co))
+	cmd.AddCommand(resolve, show, steerCmd(), answerCmd(co, true), answerCmd(co, false), lsCmd(co), cancelCmd(co))
+	return cmd
+}
+
+func steerCmd() *cobra.Command {
+	var kind, message string
+	cmd := &cobra.Command{
+		Use:   "steer DIR --kind supplement|correct|replace|ask --message TEXT",
+		Short: "Send a message to a running (or paused) durable session: change its goal, or ask how it is doing",
+		Long: `Steer leaves a message in the steering inbox of the durable session in DIR; its
+driver (another process) takes it at the next safe point, or agentbox resume DIR
+does. --kind supplement adds to the goal (grants stay); correct says the direction
+is wrong and replace gives a new goal: both start a new goal revision, drop the
+grants given under the old one, and the results of calls made under it that
+arrive later are recorded but not fed to the agent. ask asks for progress; the
+goal does not change. What the session did with its model reply or the call in
+flight (cancelled, let finish and kept or rolled back, awaited) is recorded as
+GoalRevised; agentbox sessions show DIR lists the steers taken and the answers.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := journal.Open(args[0], journal.Options{})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			r, err := agent.Steer(s, kind, message, "user")
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			fmt.Fprintf(stdout, "%s: steer %d (%s) left for the session; agentbox sessions show %s says when it is taken\n", args[0], r.ID, r.Kind, args[0])
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&kind, "kind", "", "supplement, correct, replace or ask (required)")
+	cmd.Flags().StringVar(&message, "message", "", "what to add, correct, do instead, or ask (required)")
+	cmd.MarkFlagRequired("kind")
+	cmd.MarkFlagRequired("message")
 	return cmd
 }
 

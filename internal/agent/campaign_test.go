@@ -28,6 +28,9 @@ import (
 // (Restorer). The store, the loop and recovery are the production code; the
 // real environment is campaigned by cmd/agentbox's SIGKILL test.
 type memWork struct {
+	// before, if set, is called as each tool starts (steer tests: a person
+	// types while it runs); a read it blocks until cancelled fails.
+	before  func(ctx context.Context, tool string)
 	mu      sync.Mutex
 	files   map[string]string
 	tested  *tool.TestRecord
@@ -95,7 +98,25 @@ func (w *memWork) Restore(_ context.Context, diff []byte) error {
 	return nil
 }
 
-func (w *memWork) read(_ context.Context, raw json.RawMessage) (tool.Result, error) {
+func (w *memWork) on(ctx context.Context, name string) {
+	if w.before != nil {
+		w.before(ctx, name)
+	}
+}
+
+// Rewind implements Rewinder: the live workspace is put back to a recorded diff.
+func (w *memWork) Rewind(ctx context.Context, diff []byte) error {
+	if len(diff) == 0 {
+		diff = []byte("{}")
+	}
+	return w.Restore(ctx, diff)
+}
+
+func (w *memWork) read(ctx context.Context, raw json.RawMessage) (tool.Result, error) {
+	w.on(ctx, "fs.read")
+	if err := ctx.Err(); err != nil {
+		return tool.Result{}, err
+	}
 	a := args[struct{ Path string }](raw)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -112,7 +133,8 @@ func (w *memWork) list(_ context.Context, raw json.RawMessage) (tool.Result, err
 	return tool.Result{Data: map[string]any{"entries": slices.Sorted(maps.Keys(w.files))}}, nil
 }
 
-func (w *memWork) write(_ context.Context, raw json.RawMessage) (tool.Result, error) {
+func (w *memWork) write(ctx context.Context, raw json.RawMessage) (tool.Result, error) {
+	w.on(ctx, "fs.write")
 	a := args[struct{ Path, Content string }](raw)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -136,7 +158,8 @@ func (w *memWork) replace(_ context.Context, raw json.RawMessage) (tool.Result, 
 	return tool.Result{Data: map[string]any{"mode": "str_replace"}}, nil
 }
 
-func (w *memWork) test(context.Context, json.RawMessage) (tool.Result, error) {
+func (w *memWork) test(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+	w.on(ctx, "test.run")
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	pass := true

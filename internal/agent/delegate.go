@@ -85,7 +85,7 @@ func (l *loop) delegate(ctx context.Context, d Delegation, step int, call, goal 
 	parent := l.o.Permissions
 	var perms *Permissions
 	var tools Tools
-	start := trace.SubagentStart{Session: child, Goal: goal, Policy: pol.Name()}
+	start := trace.SubagentStart{Session: child, Goal: goal, Policy: pol.Name(), GoalRevision: l.goal.Revision}
 	if parent != nil {
 		perms = parent.Fork(name)
 		tools = reg.WithGate(perms, DelegateName)

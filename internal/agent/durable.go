@@ -27,6 +27,15 @@ type Durable struct {
 	// Drift is how the re-derived workspace differs from the recorded state
 	// (RunSession fills it); reported in RecoverySummary.
 	Drift string
+	// Inbox returns the session's steering inbox after an entry
+	// (journal.Store.Steers); nil: the session cannot be steered. The loop
+	// looks at it between steps and, every SteerPoll (default 50ms), while the
+	// model replies or a tool runs (steer.go).
+	Inbox     func(after int64) ([]trace.SteerRequest, error)
+	SteerPoll time.Duration
+	// Rewind brings the live workspace back to a recorded Diff, to roll back a
+	// write a correction made stale (Rewinder); nil: writes are kept.
+	Rewind func(ctx context.Context, diff []byte) error
 	// Crash, if set, is called at the loop's crash points: "effect-before:N" and
 	// "effect-after:N" around the side effect of the call whose
 	// ToolExecutionStarted is event N (fault injection).
@@ -71,6 +80,8 @@ func (l *loop) effect(ctx context.Context, pre string) *trace.Effect {
 func (l *loop) restore(st *journal.State) error {
 	l.resumed = true
 	l.st.step = st.Step
+	l.goal, l.steered = st.Goal, st.Steered()
+	l.st.Goal, l.st.GoalRevision = st.CurrentGoal(), st.Goal.Revision
 	l.budget.restore(st.Steps, st.ToolCalls, st.Usage)
 	l.answer = st.Answer
 	if p := l.o.Permissions; p != nil {
@@ -78,6 +89,7 @@ func (l *loop) restore(st *journal.State) error {
 		for _, lb := range st.Taint {
 			p.Taint.Add(lb)
 		}
+		p.Grants.SetGoal(st.Goal)
 		if err := p.Grants.Restore(st.Grants); err != nil {
 			return err
 		}
@@ -90,7 +102,7 @@ func (l *loop) restore(st *journal.State) error {
 		if _, ok := st.Held(id); ok && c.Open() && c.Start != nil && l.o.Permissions != nil {
 			l.held = c
 		}
-		if t, ok := turnOf(c); ok {
+		if t, ok := turnOf(c); ok && !c.Stale { // a stale result is recorded, never fed
 			l.st.History = append(l.st.History, t)
 			if c.Result != nil && c.Result.Done {
 				l.done = c

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/egress"
+	"github.com/agentbox/agentbox/internal/grant"
 	"github.com/agentbox/agentbox/internal/journal"
 	"github.com/agentbox/agentbox/internal/model"
 	"github.com/agentbox/agentbox/internal/tool"
@@ -125,6 +126,9 @@ type loop struct {
 	resumed bool
 	done    *journal.Call // a resumed session's finishing call
 	held    *journal.Call // a resumed session's call awaiting approval (continueHeld)
+	// goal is the goal's revision; steered the last inbox entry taken (steer.go).
+	goal    grant.Goal
+	steered int64
 }
 
 type ending struct {
@@ -158,6 +162,9 @@ func (l *loop) run(ctx context.Context) *Result {
 		if err := l.budget.exhausted(); err != nil {
 			end = ending{StopBudgetExhausted, err.Error()}
 			break
+		}
+		if l.takeSteers(ctx, l.st.step, nil); l.log.Halted() != nil {
+			continue
 		}
 		if !l.budget.spendStep() {
 			end = ending{StopMaxSteps, fmt.Sprintf("%d steps taken", l.lim.MaxSteps)}
@@ -203,7 +210,22 @@ func (l *loop) step(ctx context.Context) (ending, bool) {
 	l.log.Emit(trace.TurnStarted, step, "", trace.TurnStart{Budget: l.budget.before(t0)})
 	used0 := l.budget.Used()
 
-	d, err := l.o.Policy.Next(ctx, l.st)
+	// The model's reply is cancelled at once for a new goal: what it decides
+	// under the old one is not proposed.
+	pctx, unwatch := l.watch(ctx, changesGoal)
+	defer unwatch()
+	d, err := l.o.Policy.Next(pctx, l.st)
+	steered := errors.Is(context.Cause(pctx), errSteered)
+	unwatch()
+	if ctx.Err() == nil && (steered || pending(l.inbox(), changesGoal)) {
+		l.log.Emit(trace.TurnCancelled, step, "", trace.TurnEnd{DurationMS: time.Since(t0).Milliseconds(), State: l.o.Tools.Snapshot(),
+			Usage: usageSince(l.budget.Used(), used0), Error: errSteered.Error(), ErrorClass: "steered"})
+		l.takeSteers(ctx, step, func(k grant.Steer) (trace.SafePoint, bool) {
+			return trace.SafePoint{Action: trace.SafeStreamCancelled,
+				Detail: "the model's reply was cancelled; the next one is asked under the new goal"}, true
+		})
+		return ending{}, false
+	}
 	if err != nil {
 		e := l.classify(ctx, err)
 		typ := trace.TurnFailed
@@ -226,6 +248,7 @@ func (l *loop) step(ctx context.Context) (ending, bool) {
 	if d.CallID == "" {
 		d.CallID = fmt.Sprintf("call_%d", step)
 	}
+	d.GoalRevision = l.goal.Revision
 	l.log.Emit(trace.ToolCallProposed, step, d.CallID, d)
 	if e, stop := l.halted(); stop {
 		return e, true
@@ -234,6 +257,7 @@ func (l *loop) step(ctx context.Context) (ending, bool) {
 	var out tool.Outcome
 	var stop *ending
 	var eff *trace.Effect
+	var at safePoint
 	switch {
 	case d.ArgsError != "":
 		out = refused(tool.Errorf(tool.EINVAL, false, tool.ActFixArgs,
@@ -252,24 +276,39 @@ func (l *loop) step(ctx context.Context) (ending, bool) {
 			return e, true
 		}
 		l.crash("effect-before", started.Seq)
-		out, stop = l.call(ctx, step, tool.Call{ID: d.CallID, Tool: d.Tool, Args: d.Args}, nil)
+		// A correction cancels a read-only call at once; any other call runs
+		// to its end (callSafePoint).
+		cctx, unwatch := l.watch(ctx, func(k grant.Steer) bool { return redirects(k) && ts.Effect == tool.EffectRead })
+		defer unwatch()
+		out, stop = l.call(cctx, step, tool.Call{ID: d.CallID, Tool: d.Tool, Args: d.Args}, nil)
+		cancelled := errors.Is(context.Cause(cctx), errSteered)
+		unwatch()
 		if stop != nil && stop.reason == StopPaused { // held for a person: the call has not run, resume continues it
 			return *stop, true
 		}
 		l.crash("effect-after", started.Seq)
 		eff = l.effect(ctx, ts.Pre)
+		if pending(l.inbox(), redirects) {
+			at = l.callSafePoint(ctx, d, ts, l.o.Durable.State.Workspace, eff, cancelled)
+		}
 	}
-	return l.complete(ctx, step, t0, used0, d, out, stop, eff)
+	e, end := l.complete(ctx, step, t0, used0, d, out, stop, eff, at != nil)
+	if at != nil && !end {
+		l.takeSteers(ctx, step, at)
+	}
+	return e, end
 }
 
 // complete records a call's result and the end of its turn, and says whether
 // the session ends with it.
 func (l *loop) complete(ctx context.Context, step int, t0 time.Time, used0 trace.Usage, d Decision, out tool.Outcome,
-	stop *ending, eff *trace.Effect) (ending, bool) {
+	stop *ending, eff *trace.Effect, stale bool) (ending, bool) {
 	l.log.Emit(trace.ToolExecutionFinished, step, d.CallID, trace.ToolFinish{Result: out.Envelope, Done: out.Done,
 		DurationMS: out.Duration.Milliseconds(), Internal: out.Internal, Effect: eff})
 	l.network(ctx, step, d.CallID)
-	l.st.History = append(l.st.History, Turn{Step: step, Decision: d, Result: out.Envelope})
+	if !stale { // a result for a goal a correction made old is recorded, not fed
+		l.st.History = append(l.st.History, Turn{Step: step, Decision: d, Result: out.Envelope})
+	}
 
 	snap := l.o.Tools.Snapshot()
 	fp := Fingerprint(d, out.Envelope, snap.Version)

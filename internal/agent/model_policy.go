@@ -48,6 +48,9 @@ type ModelPolicy struct {
 	answered int
 	results  []model.ToolResult
 	requests int
+	reply    []model.ToolCall // the last reply's tool calls
+	fed      map[string]bool  // the calls whose results the model was given
+	revision int              // the goal revision the conversation is at
 }
 
 // Sub returns a fresh policy with p's model and settings and none of its
@@ -75,6 +78,9 @@ func (p *ModelPolicy) Next(ctx context.Context, s *State) (Decision, error) {
 		p.results = append(p.results, p.result(t))
 	}
 	p.answered = len(s.History)
+	if s.GoalRevision != p.revision {
+		p.steered(s)
+	}
 	if len(p.pending) > 0 {
 		return p.pop(""), nil
 	}
@@ -96,7 +102,7 @@ func (p *ModelPolicy) Next(ctx context.Context, s *State) (Decision, error) {
 		}
 		return Decision{Stop: true, Reason: why, Text: resp.Text}, nil
 	}
-	p.pending = resp.ToolCalls
+	p.pending, p.reply = resp.ToolCalls, resp.ToolCalls
 	p.calls = map[string]model.ToolCall{}
 	for _, c := range resp.ToolCalls {
 		p.calls[c.ID] = c
@@ -141,8 +147,33 @@ func (p *ModelPolicy) pop(text string) Decision {
 	return d
 }
 
+// steered tells the model its goal changed (a person steered the session): the
+// calls of its last reply with no result it may see (not made, or made under
+// the old goal and stale) are answered as discarded, the rest of the reply is
+// dropped, and the goal as it now stands follows as the person's message.
+func (p *ModelPolicy) steered(s *State) {
+	p.revision = s.GoalRevision
+	for _, c := range p.reply {
+		if !p.fed[c.ID] {
+			p.results = append(p.results, model.ToolResult{CallID: c.ID, Name: c.Name, IsError: true,
+				Content: fmt.Sprintf("not run, or its result discarded: the person changed the goal (revision %d)", s.GoalRevision)})
+		}
+	}
+	p.pending, p.reply = nil, nil
+	if len(p.results) > 0 {
+		p.msgs = append(p.msgs, model.Message{Role: model.RoleTool, ToolResults: p.results})
+		p.results = nil
+	}
+	p.msgs = append(p.msgs, model.Message{Role: model.RoleUser,
+		Text: fmt.Sprintf("The person changed the goal (revision %d). The goal is now:\n%s", s.GoalRevision, s.Goal)})
+}
+
 // result renders a step's outcome as the tool result the model reads, as data.
 func (p *ModelPolicy) result(t Turn) model.ToolResult {
+	if p.fed == nil {
+		p.fed = map[string]bool{}
+	}
+	p.fed[t.Decision.CallID] = true
 	if c, ok := p.calls[t.Decision.CallID]; ok && c.ArgsErr != nil {
 		return model.ArgsErrorResult(c)
 	}

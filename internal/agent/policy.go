@@ -31,7 +31,10 @@ type Turn struct {
 // State is what a policy decides from.
 type State struct {
 	Session string
-	Goal    string
+	// Goal is the goal as steered so far, GoalRevision its revision (0 until
+	// a person steers the session: agentbox sessions steer).
+	Goal         string
+	GoalRevision int
 	// Tools are the tools on offer (granted ones only).
 	Tools []tool.Def
 	// History holds every tool call so far with its result, oldest first.

@@ -101,7 +101,7 @@ func (l *loop) continueHeld(ctx context.Context) (ending, bool) {
 	if stop != nil && stop.reason == StopPaused {
 		return *stop, true
 	}
-	return l.complete(ctx, c.Step, t0, used0, c.Decision, out, stop, l.effect(ctx, c.Start.Pre))
+	return l.complete(ctx, c.Step, t0, used0, c.Decision, out, stop, l.effect(ctx, c.Start.Pre), false)
 }
 
 // reconcile decides what a call without a result did, from its recovery

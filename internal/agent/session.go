@@ -113,6 +113,12 @@ type Restorer interface {
 	Restore(ctx context.Context, diff []byte) error
 }
 
+// Rewinder is an environment that can bring its live workspace back to a
+// recorded Diff: a write a correction made stale is rolled back with it.
+type Rewinder interface {
+	Rewind(ctx context.Context, diff []byte) error
+}
+
 // RunDurable runs a durable session in the environment w whose tools are
 // o.Tools: it takes the store's next epoch (fencing any older driver), and for
 // a session the store already holds re-derives the workspace in w (a local
@@ -126,7 +132,10 @@ func RunDurable(ctx context.Context, s *journal.Store, w Restorer, o Options, lo
 		return nil, nil, err
 	}
 	st := drv.State()
-	d := &Durable{State: st, Epoch: drv.Epoch(), Diff: w.Diff, Crash: crash}
+	d := &Durable{State: st, Epoch: drv.Epoch(), Diff: w.Diff, Crash: crash, Inbox: s.Steers}
+	if r, ok := w.(Rewinder); ok {
+		d.Rewind = r.Rewind
+	}
 	lo.Journal = drv
 	if st.Seq > 0 {
 		lo.Session, lo.After = st.Session.Session, anchorOf(st)

@@ -161,6 +161,14 @@ func (s *Set) Goal() Goal {
 	return s.goal
 }
 
+// SetGoal puts back the goal revision a session had before its driver died
+// (the journal's fold of GoalRevised); its grants are restored with Restore.
+func (s *Set) SetGoal(g Goal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.goal = g
+}
+
 // Steer records a change of the goal and drops the grants that no longer fit,
 // returning them.
 func (s *Set) Steer(k Steer) (Goal, []Grant, error) {

@@ -25,6 +25,24 @@ type Call struct {
 	Result   *trace.ToolFinish `json:"result,omitempty"`
 	// Reconciled is recovery's verdict on a call whose result was lost.
 	Reconciled *trace.Reconcile `json:"reconciled,omitempty"`
+	// Revision is the goal revision the call was decided under; Stale is set
+	// when its result came after a correction or replacement of that goal: it
+	// is recorded, never fed to decisions under the new one.
+	Revision int  `json:"goal_revision,omitempty"`
+	Stale    bool `json:"stale,omitempty"`
+}
+
+// Steered is a steer the session took from its inbox, and what it did.
+type Steered struct {
+	ID       int64  `json:"id"`
+	Kind     string `json:"kind"`
+	Message  string `json:"message"`
+	Revision int    `json:"goal_revision"`
+	// SafePoint is where a goal change was taken (trace.SafePoint.Action) and
+	// Detail what was done; Answer is the answer to an ask.
+	SafePoint string `json:"safe_point,omitempty"`
+	Detail    string `json:"detail,omitempty"`
+	Answer    string `json:"answer,omitempty"`
 }
 
 // Held returns the approval request a call awaits, if it does: the call was
@@ -86,9 +104,15 @@ type State struct {
 	Grants []grant.Grant `json:"grants,omitempty"`
 	// Unknown lists the calls recovery could not reconcile: the session is
 	// paused until a person resolves each.
-	Unknown []string          `json:"unknown,omitempty"`
-	End     *trace.SessionEnd `json:"end,omitempty"`
-	Epochs  int               `json:"recoveries,omitempty"`
+	Unknown []string `json:"unknown,omitempty"`
+	// Goal is the goal's revision and GoalText the goal since the last steer
+	// ("": SessionCreated's); Steers are the inbox entries taken, the last
+	// of them Steers[len-1].ID (a resumed driver takes the ones after it).
+	Goal     grant.Goal        `json:"goal,omitzero"`
+	GoalText string            `json:"goal_text,omitempty"`
+	Steers   []Steered         `json:"steers,omitempty"`
+	End      *trace.SessionEnd `json:"end,omitempty"`
+	Epochs   int               `json:"recoveries,omitempty"`
 	// Wall is the session's wall time so far: the time between its events,
 	// except the gap before each recovery event (while no driver ran, or a
 	// paused session waited for a person's verdict). A resumed session's wall
@@ -207,7 +231,7 @@ func (st *State) apply(e trace.Event) error {
 		if st.Calls[e.CallID] != nil {
 			return fmt.Errorf("%w: call %q proposed twice", ErrInvariant, e.CallID)
 		}
-		st.Calls[e.CallID] = &Call{ID: e.CallID, Step: e.Step, Decision: d}
+		st.Calls[e.CallID] = &Call{ID: e.CallID, Step: e.Step, Decision: d, Revision: d.GoalRevision}
 		st.Order = append(st.Order, e.CallID)
 	case trace.ToolExecutionStarted:
 		c, err := call()
@@ -233,6 +257,7 @@ func (st *State) apply(e trace.Event) error {
 			return err
 		}
 		c.Result = &f
+		c.Stale = c.Stale || !st.Goal.Fits(c.Revision)
 		st.Grants = slices.DeleteFunc(st.Grants, func(g grant.Grant) bool { return g.Call == e.CallID })
 		if f.Effect != nil && f.Effect.Version != st.Workspace.Version {
 			st.Workspace = *f.Effect // the diff is recorded only with a change
@@ -321,6 +346,22 @@ func (st *State) apply(e trace.Event) error {
 		if r.Outcome == trace.OutcomeUnknown {
 			st.Unknown = append(st.Unknown, e.CallID)
 		}
+	case trace.GoalRevised:
+		var r trace.GoalRevision
+		if err := dec(&r); err != nil {
+			return err
+		}
+		return st.revise(r)
+	case trace.SteerAnswered:
+		var r trace.SteerAnswer
+		if err := dec(&r); err != nil {
+			return err
+		}
+		if k, err := grant.ParseSteer(r.Steer.Kind); r.Steer.ID <= st.Steered() || (err == nil && k != grant.Ask) {
+			return fmt.Errorf("%w: steer %d (%s) answered after steer %d", ErrInvariant, r.Steer.ID, r.Steer.Kind, st.Steered())
+		}
+		st.Steers = append(st.Steers, Steered{ID: r.Steer.ID, Kind: r.Steer.Kind, Message: r.Steer.Message,
+			Revision: st.Goal.Revision, Answer: r.Answer})
 	case trace.SessionEnded:
 		var s trace.SessionEnd
 		if err := dec(&s); err != nil {
@@ -329,6 +370,57 @@ func (st *State) apply(e trace.Event) error {
 		st.End = &s
 	}
 	return nil
+}
+
+// revise folds a goal change: the inbox is taken in order and once, the
+// revision follows the kind (grant.Goal.Steer), the calls it names stale have
+// been proposed, and the grants of an earlier goal epoch go.
+func (st *State) revise(r trace.GoalRevision) error {
+	k, err := grant.ParseSteer(r.Steer.Kind)
+	if err != nil || k == grant.Ask {
+		return fmt.Errorf("%w: a goal revised by a steer of kind %q", ErrInvariant, r.Steer.Kind)
+	}
+	if r.Steer.ID <= st.Steered() {
+		return fmt.Errorf("%w: steer %d taken after steer %d", ErrInvariant, r.Steer.ID, st.Steered())
+	}
+	g, _ := st.Goal.Steer(k)
+	if g.Revision != r.Revision || g.Epoch != r.Epoch {
+		return fmt.Errorf("%w: a %s of goal %+v makes revision %d epoch %d, not %d epoch %d",
+			ErrInvariant, k, st.Goal, g.Revision, g.Epoch, r.Revision, r.Epoch)
+	}
+	for _, id := range r.SafePoint.Stale {
+		if st.Calls[id] == nil {
+			return fmt.Errorf("%w: stale call %q was never proposed", ErrInvariant, id)
+		}
+	}
+	st.Goal, st.GoalText = g, r.Goal
+	if r.SafePoint.Effect != nil { // a write rolled back
+		st.Workspace = *r.SafePoint.Effect
+	}
+	for _, id := range r.SafePoint.Stale {
+		st.Calls[id].Stale = true
+	}
+	st.Grants = slices.DeleteFunc(st.Grants, func(x grant.Grant) bool { return !g.Fits(x.Revision) })
+	st.Steers = append(st.Steers, Steered{ID: r.Steer.ID, Kind: r.Steer.Kind, Message: r.Steer.Message,
+		Revision: g.Revision, SafePoint: r.SafePoint.Action, Detail: r.SafePoint.Detail})
+	return nil
+}
+
+// Steered returns the id of the last inbox entry the session took.
+func (st *State) Steered() int64 {
+	if len(st.Steers) == 0 {
+		return 0
+	}
+	return st.Steers[len(st.Steers)-1].ID
+}
+
+// CurrentGoal is the goal as the policy sees it: the last steer's, or the
+// session's first.
+func (st *State) CurrentGoal() string {
+	if st.GoalText != "" || st.Session == nil {
+		return st.GoalText
+	}
+	return st.Session.Goal
 }
 
 func without(ids []string, id string) []string {

@@ -41,6 +41,9 @@ var migrations = []string{
 	`CREATE TABLE snapshots (seq INTEGER PRIMARY KEY, epoch INTEGER NOT NULL, state BLOB NOT NULL);`,
 	// v3: the mailbox of approval answers (answers.go).
 	`CREATE TABLE answers (request TEXT PRIMARY KEY, answer BLOB NOT NULL);`,
+	// v4: the steering inbox (steer.go).
+	`CREATE TABLE steers (id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, message TEXT NOT NULL,
+	   by TEXT NOT NULL, at TEXT NOT NULL);`,
 }
 
 // schemaVersion is the version this code writes.

@@ -208,8 +208,8 @@ func TestMigrationFromV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Make it a version-1 store: no snapshots table, no answers table.
-	if _, err := s.db.Exec(`DROP TABLE snapshots; DROP TABLE answers; PRAGMA user_version = 1`); err != nil {
+	// Make it a version-1 store: no snapshots, answers or steers table.
+	if _, err := s.db.Exec(`DROP TABLE snapshots; DROP TABLE answers; DROP TABLE steers; PRAGMA user_version = 1`); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -225,6 +225,9 @@ func TestMigrationFromV1(t *testing.T) {
 		t.Fatalf("migrated store: snapshot at %d, want 4", st.FromSnapshot)
 	}
 	if err := s2.PutAnswer("req_1", []byte(`{}`)); err != nil {
+		t.Fatalf("migrated store: %v", err)
+	}
+	if _, err := s2.PutSteer(trace.SteerRequest{Kind: "ask", Message: "how far?"}); err != nil {
 		t.Fatalf("migrated store: %v", err)
 	}
 	if _, err := s2.db.Exec(`PRAGMA user_version = 99`); err != nil {

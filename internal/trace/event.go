@@ -135,6 +135,9 @@ type Decision struct {
 	ArgsError string `json:"args_error,omitempty"`
 	Stop      bool   `json:"stop,omitempty"`
 	Reason    string `json:"reason,omitempty"`
+	// GoalRevision is the goal revision the call was decided under (the loop
+	// sets it): its result is fed to decisions only while that revision fits.
+	GoalRevision int `json:"goal_revision,omitempty"`
 }
 
 // ToolStart is recorded before a tool runs, with what a recovering session needs

@@ -16,6 +16,8 @@ type SubagentStart struct {
 	// Taint and Grants count what it inherited.
 	Taint  int `json:"taint"`
 	Grants int `json:"grants"`
+	// GoalRevision is the parent's goal revision the task was given under.
+	GoalRevision int `json:"goal_revision,omitempty"`
 }
 
 // SubagentRecord carries one event of the subagent's own log (its steps,
