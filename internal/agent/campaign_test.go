@@ -30,7 +30,7 @@ import (
 type memWork struct {
 	// before, if set, is called as each tool starts (steer tests: a person
 	// types while it runs); a read it blocks until cancelled fails.
-	before  func(ctx context.Context, tool string)
+	before  func(ctx context.Context, tool string, args json.RawMessage)
 	mu      sync.Mutex
 	files   map[string]string
 	tested  *tool.TestRecord
@@ -98,9 +98,9 @@ func (w *memWork) Restore(_ context.Context, diff []byte) error {
 	return nil
 }
 
-func (w *memWork) on(ctx context.Context, name string) {
+func (w *memWork) on(ctx context.Context, name string, raw json.RawMessage) {
 	if w.before != nil {
-		w.before(ctx, name)
+		w.before(ctx, name, raw)
 	}
 }
 
@@ -113,7 +113,7 @@ func (w *memWork) Rewind(ctx context.Context, diff []byte) error {
 }
 
 func (w *memWork) read(ctx context.Context, raw json.RawMessage) (tool.Result, error) {
-	w.on(ctx, "fs.read")
+	w.on(ctx, "fs.read", raw)
 	if err := ctx.Err(); err != nil {
 		return tool.Result{}, err
 	}
@@ -134,7 +134,7 @@ func (w *memWork) list(_ context.Context, raw json.RawMessage) (tool.Result, err
 }
 
 func (w *memWork) write(ctx context.Context, raw json.RawMessage) (tool.Result, error) {
-	w.on(ctx, "fs.write")
+	w.on(ctx, "fs.write", raw)
 	a := args[struct{ Path, Content string }](raw)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -158,8 +158,8 @@ func (w *memWork) replace(_ context.Context, raw json.RawMessage) (tool.Result, 
 	return tool.Result{Data: map[string]any{"mode": "str_replace"}}, nil
 }
 
-func (w *memWork) test(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
-	w.on(ctx, "test.run")
+func (w *memWork) test(ctx context.Context, raw json.RawMessage) (tool.Result, error) {
+	w.on(ctx, "test.run", raw)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	pass := true
@@ -187,6 +187,46 @@ func (w *memWork) finish(context.Context, json.RawMessage) (tool.Result, error) 
 	return tool.Result{Data: map[string]any{"summary": "done"}, Done: true}, nil
 }
 
+// campaignSteers are the person's messages to every campaign session: each
+// left once, when the session first reaches its trigger (the tool starting on
+// the path), as a person types while it works. A driver that dies before
+// taking one leaves it in the inbox for the next. The correction comes as
+// item2 is written (rolled back, then written again), the replacement as item5
+// is read (its result discarded).
+var campaignSteers = []struct{ tool, path, kind, msg string }{
+	{"fs.read", "long/item1.txt", "ask", "how far are you?"},
+	{"fs.write", "long/item2.txt", "correct", "write item2 again"},
+	{"test.run", "", "supplement", "keep the files short"},
+	{"fs.read", "long/item5.txt", "replace", "finish the long task; release once"},
+}
+
+// person leaves campaignSteers in the session in dir, through a handle of its
+// own on the store.
+func person(t testing.TB, dir string) (hook func(context.Context, string, json.RawMessage), close func()) {
+	s, err := journal.Open(dir, journal.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(_ context.Context, name string, raw json.RawMessage) {
+		p := args[struct{ Path string }](raw).Path
+		for _, c := range campaignSteers {
+			if c.tool != name || c.path != p {
+				continue
+			}
+			left, err := s.Steers(0)
+			if err != nil {
+				panic(err)
+			}
+			if slices.ContainsFunc(left, func(r trace.SteerRequest) bool { return r.Message == c.msg }) {
+				continue
+			}
+			if _, err := Steer(s, c.kind, c.msg, "user"); err != nil {
+				panic(err)
+			}
+		}
+	}, func() { s.Close() }
+}
+
 // crashed is the panic an in-process crash raises: the driver dies at the
 // point, with nothing after it run or recorded.
 type crashed struct{ point string }
@@ -208,6 +248,9 @@ func driver(t testing.TB, dir, ledger string, crashAt func(string) bool) (res *R
 	}
 	defer s.Close()
 	r, w := newMemWork(t, ledger)
+	steers, closePerson := person(t, dir)
+	defer closePerson()
+	w.before = steers
 	defer func() {
 		if v := recover(); v != nil {
 			if _, ok := v.(crashed); !ok {
@@ -236,21 +279,25 @@ func ledgerLines(t testing.TB, path string) int {
 }
 
 type tally struct {
-	trials, kills, converged, pausedUnknown, duplicates, lost, diverged, resumes int
-	recovery                                                                     []time.Duration
+	trials, kills, converged, pausedUnknown, duplicates, lost, diverged, resumes, steerLost int
+	recovery                                                                                []time.Duration
 }
 
 // TestCrashCampaign is seed 004's crash-point matrix as fault injection. An
 // uninterrupted run lists every crash point the long session passes: each
 // committed event ("seq:N": before a model request, after a tool intent, after
 // a result, after a turn completed, before the end), both sides of each tool's
-// side effect ("effect-before:N", "effect-after:N": the result not recorded)
-// and each snapshot write ("snapshot:N", before it commits). Each trial kills
+// side effect ("effect-before:N", "effect-after:N": the result not recorded),
+// each snapshot write ("snapshot:N", before it commits), and steering: the
+// person's campaignSteers are left as the session works, so the points include
+// each steer taken (GoalRevised, SteerAnswered committed) and a write rolled
+// back but not yet recorded ("rollback-after:N"). Each trial kills
 // the driver at one of them, then resumes, killing again at random points up to
 // three times in a row; an unknown call is resolved as a person would, by
 // looking at the ledger. Every trial must converge: the final workspace equal
 // to the uninterrupted run's, the ledger entry written exactly once, the
-// journal's invariants holding (Load folds every event strictly).
+// journal's invariants holding (Load folds every event strictly), and every
+// steer taken exactly once.
 func TestCrashCampaign(t *testing.T) {
 	refDir := t.TempDir()
 	refLedger := filepath.Join(t.TempDir(), "ledger")
@@ -260,6 +307,17 @@ func TestCrashCampaign(t *testing.T) {
 	}
 	if ref.Steps < 30 {
 		t.Fatalf("the long session took %d steps, want dozens", ref.Steps)
+	}
+	refState := loadState(t, refDir)
+	var actions []string
+	for _, s := range refState.Steers {
+		actions = append(actions, s.Kind+":"+s.SafePoint)
+	}
+	if want := []string{"ask:", "correct:" + trace.SafeWriteRolledBack, "supplement:" + trace.SafeBoundary, "replace:" + trace.SafeReadCancelled}; !slices.Equal(actions, want) {
+		t.Fatalf("the uninterrupted run took steers %v, want %v", actions, want)
+	}
+	if !slices.ContainsFunc(points, func(p string) bool { return strings.HasPrefix(p, "rollback-after:") }) {
+		t.Fatal("no rollback crash point in the uninterrupted run")
 	}
 	kills := 1100 // every point once, then random points, multiple kills per trial
 	if testing.Short() {
@@ -323,6 +381,10 @@ func TestCrashCampaign(t *testing.T) {
 			tl.lost++
 			t.Errorf("crash at %s: the ledger entry was never written", first)
 		}
+		if len(st.Steers) != len(campaignSteers) {
+			tl.steerLost++
+			t.Errorf("crash at %s: %d steers taken, want each of %d once", first, len(st.Steers), len(campaignSteers))
+		}
 		if res.StopReason != StopDone || st.End == nil || !maps.Equal(files, refFiles) {
 			tl.diverged++
 			t.Errorf("crash at %s: ended %s (%s), files equal: %t", first, res.StopReason, res.Detail, maps.Equal(files, refFiles))
@@ -342,8 +404,8 @@ func TestCrashCampaign(t *testing.T) {
 	slices.Sort(tl.recovery)
 	p := func(q float64) time.Duration { return tl.recovery[int(q*float64(len(tl.recovery)-1))] }
 	t.Logf("crash campaign: %d crash points in the long session (%d steps)", len(points), ref.Steps)
-	t.Logf("| trials | kills | resumes | converged | paused unknown | duplicates | lost | diverged |")
-	t.Logf("| %d | %d | %d | %d | %d | %d | %d | %d |", tl.trials, tl.kills, tl.resumes, tl.converged, tl.pausedUnknown, tl.duplicates, tl.lost, tl.diverged)
+	t.Logf("| trials | kills | resumes | converged | paused unknown | duplicates | lost | diverged | steers not taken once |")
+	t.Logf("| %d | %d | %d | %d | %d | %d | %d | %d | %d |", tl.trials, tl.kills, tl.resumes, tl.converged, tl.pausedUnknown, tl.duplicates, tl.lost, tl.diverged, tl.steerLost)
 	t.Logf("resume to end (recovery plus the rest of the session): median %s, p95 %s", p(0.5), p(0.95))
 	if !testing.Short() && tl.kills < 1000 {
 		t.Errorf("%d kills, want at least 1,000", tl.kills)

@@ -38,7 +38,8 @@ type Durable struct {
 	Rewind func(ctx context.Context, diff []byte) error
 	// Crash, if set, is called at the loop's crash points: "effect-before:N" and
 	// "effect-after:N" around the side effect of the call whose
-	// ToolExecutionStarted is event N (fault injection).
+	// ToolExecutionStarted is event N, "rollback-after:N" once a steer rolled
+	// that call's write back, before GoalRevised records it (fault injection).
 	Crash func(point string)
 }
 

@@ -289,7 +289,7 @@ func (l *loop) step(ctx context.Context) (ending, bool) {
 		l.crash("effect-after", started.Seq)
 		eff = l.effect(ctx, ts.Pre)
 		if pending(l.inbox(), redirects) {
-			at = l.callSafePoint(ctx, d, ts, l.o.Durable.State.Workspace, eff, cancelled)
+			at = l.callSafePoint(ctx, started.Seq, d, ts, l.o.Durable.State.Workspace, eff, cancelled)
 		}
 	}
 	e, end := l.complete(ctx, step, t0, used0, d, out, stop, eff, at != nil)

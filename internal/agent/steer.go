@@ -217,7 +217,7 @@ func (l *loop) progress() string {
 // external effect) was never killed and ran to its end. Either way its result
 // is recorded under its revision and not fed to decisions under the new one.
 // prev is the recorded workspace before the call.
-func (l *loop) callSafePoint(ctx context.Context, d Decision, ts trace.ToolStart, prev trace.Effect, eff *trace.Effect, cancelled bool) safePoint {
+func (l *loop) callSafePoint(ctx context.Context, started int64, d Decision, ts trace.ToolStart, prev trace.Effect, eff *trace.Effect, cancelled bool) safePoint {
 	return func(k grant.Steer) (trace.SafePoint, bool) {
 		if !redirects(k) {
 			return trace.SafePoint{}, false
@@ -238,6 +238,7 @@ func (l *loop) callSafePoint(ctx context.Context, d Decision, ts trace.ToolStart
 			sp.Detail = l.rollback(ctx, &sp, prev) // sets Action once it rolled back
 			if sp.Action == trace.SafeWriteRolledBack {
 				sp.Effect = &trace.Effect{Version: sp.Now, Diff: prev.Diff}
+				l.crash("rollback-after", started) // rolled back, not yet recorded
 			}
 		default:
 			sp.Action = trace.SafeAwaited

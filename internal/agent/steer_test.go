@@ -77,7 +77,7 @@ func runSteered(t *testing.T, before func(ctx context.Context, tool string, stee
 	}
 	r, w := newMemWork(t, filepath.Join(dir, "ledger"))
 	if before != nil {
-		w.before = func(ctx context.Context, tool string) { before(ctx, tool, steer) }
+		w.before = func(ctx context.Context, tool string, _ json.RawMessage) { before(ctx, tool, steer) }
 	}
 	pol := &seen{Policy: &Scripted{Mode: ModeLong}}
 	if at != nil {
@@ -301,7 +301,7 @@ func TestModelSteered(t *testing.T) {
 			}
 			defer s.Close()
 			r, w := newMemWork(t, filepath.Join(dir, "ledger"))
-			w.before = func(_ context.Context, name string) {
+			w.before = func(context.Context, string, json.RawMessage) {
 				if _, err := Steer(s, "replace", "leave long/ alone", "user"); err != nil {
 					t.Error(err)
 				}
