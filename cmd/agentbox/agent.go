@@ -94,7 +94,7 @@ paused; agentbox resume DIR continues the held call once answered), or with
 --approval-wait D waits up to D for the answer and then stops with policy_stop. --mode long is the crash campaign's session:
 dozens of writes, reads, patches and test runs and one ledger.append (--ledger
 FILE, an effect outside the sandbox). AGENTBOX_CRASH_AT=POINT[,POINT] kills the
-process at a crash point (seq:N, effect-before:N, effect-after:N, snapshot:N) to
+process at a crash point (seq:N, effect-before:N, effect-after:N, rollback-after:N, compact:N, snapshot:N) to
 test recovery.
 
 Exit status: 0 when the task was finished (stop reason done), 1 for any other stop
@@ -127,6 +127,7 @@ func agentFlags(f *pflag.FlagSet, o *agentOptions) {
 	f.Int64Var(&o.limits.MaxOutputTokens, "max-output-tokens", 0, "model output-token budget (0: none)")
 	f.DurationVar(&o.limits.MaxWall, "timeout", agent.DefaultMaxWall, "wall-time budget of the session")
 	f.IntVar(&o.limits.NoProgressWindow, "no-progress", agent.DefaultNoProgressWindow, "identical steps in a row that end the session")
+	f.IntVar(&o.limits.CompactAfter, "compact-after", 0, "compact the context the policy sees every N tool results (ContextCompacted; 0: never)")
 	o.net.addHosts(f)
 	o.net.addSecrets(f)
 	o.net.addLimits(f)

@@ -227,6 +227,9 @@ func person(t testing.TB, dir string) (hook func(context.Context, string, json.R
 	}, func() { s.Close() }
 }
 
+// campaignCompactAfter compacts the campaign session's context every 8 results.
+const campaignCompactAfter = 8
+
 // crashed is the panic an in-process crash raises: the driver dies at the
 // point, with nothing after it run or recorded.
 type crashed struct{ point string }
@@ -259,7 +262,8 @@ func driver(t testing.TB, dir, ledger string, crashAt func(string) bool) (res *R
 			res = nil
 		}
 	}()
-	res, _, err = RunDurable(context.Background(), s, w, Options{Goal: "long", Policy: &Scripted{Mode: ModeLong}, Tools: r},
+	res, _, err = RunDurable(context.Background(), s, w, Options{Goal: "long", Policy: &Scripted{Mode: ModeLong}, Tools: r,
+		Limits: Limits{CompactAfter: campaignCompactAfter}},
 		trace.LogOptions{Session: "s-campaign", Clock: fixedClock()}, hook)
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +295,8 @@ type tally struct {
 // each snapshot write ("snapshot:N", before it commits), and steering: the
 // person's campaignSteers are left as the session works, so the points include
 // each steer taken (GoalRevised, SteerAnswered committed) and a write rolled
-// back but not yet recorded ("rollback-after:N"). Each trial kills
+// back but not yet recorded ("rollback-after:N"); and each compaction of the
+// context, inside it ("compact:N": begun, its summary not recorded). Each trial kills
 // the driver at one of them, then resumes, killing again at random points up to
 // three times in a row; an unknown call is resolved as a person would, by
 // looking at the ledger. Every trial must converge: the final workspace equal
@@ -316,8 +321,13 @@ func TestCrashCampaign(t *testing.T) {
 	if want := []string{"ask:", "correct:" + trace.SafeWriteRolledBack, "supplement:" + trace.SafeBoundary, "replace:" + trace.SafeReadCancelled}; !slices.Equal(actions, want) {
 		t.Fatalf("the uninterrupted run took steers %v, want %v", actions, want)
 	}
-	if !slices.ContainsFunc(points, func(p string) bool { return strings.HasPrefix(p, "rollback-after:") }) {
-		t.Fatal("no rollback crash point in the uninterrupted run")
+	for _, want := range []string{"rollback-after:", "compact:"} {
+		if !slices.ContainsFunc(points, func(p string) bool { return strings.HasPrefix(p, want) }) {
+			t.Fatalf("no %sN crash point in the uninterrupted run", want)
+		}
+	}
+	if c := refState.Compaction; c == nil || c.Turns < 3*campaignCompactAfter || refState.Compacting != nil {
+		t.Fatalf("the uninterrupted run's last compaction: %+v (pending %+v)", c, refState.Compacting)
 	}
 	kills := 1100 // every point once, then random points, multiple kills per trial
 	if testing.Short() {
@@ -381,6 +391,14 @@ func TestCrashCampaign(t *testing.T) {
 			tl.lost++
 			t.Errorf("crash at %s: the ledger entry was never written", first)
 		}
+		if c := st.Compaction; c == nil || st.Compacting != nil || c.Summary == "" || c.Turns < refState.Compaction.Turns-campaignCompactAfter {
+			tl.diverged++
+			t.Errorf("crash at %s: the last compaction %+v, one pending %+v", first, c, st.Compacting)
+		}
+		if strings.HasPrefix(first, "compact:") && !discardedCompaction(t, dir) {
+			tl.diverged++
+			t.Errorf("crash at %s: no recovery reported the half-made compaction", first)
+		}
 		if len(st.Steers) != len(campaignSteers) {
 			tl.steerLost++
 			t.Errorf("crash at %s: %d steers taken, want each of %d once", first, len(st.Steers), len(campaignSteers))
@@ -410,6 +428,27 @@ func TestCrashCampaign(t *testing.T) {
 	if !testing.Short() && tl.kills < 1000 {
 		t.Errorf("%d kills, want at least 1,000", tl.kills)
 	}
+}
+
+// discardedCompaction reports whether a recovery of the session in dir found
+// a compaction its driver had not finished.
+func discardedCompaction(t testing.TB, dir string) bool {
+	s, err := journal.Open(dir, journal.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, err := s.Events(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		var r trace.RecoverySummaryInfo
+		if e.Type == trace.RecoverySummary && json.Unmarshal(e.Data, &r) == nil && r.Compaction != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func loadState(t testing.TB, dir string) *journal.State {

@@ -39,7 +39,8 @@ type Durable struct {
 	// Crash, if set, is called at the loop's crash points: "effect-before:N" and
 	// "effect-after:N" around the side effect of the call whose
 	// ToolExecutionStarted is event N, "rollback-after:N" once a steer rolled
-	// that call's write back, before GoalRevised records it (fault injection).
+	// that call's write back, before GoalRevised records it, and "compact:N"
+	// inside the compaction begun by event N (fault injection).
 	Crash func(point string)
 }
 
@@ -105,6 +106,9 @@ func (l *loop) restore(st *journal.State) error {
 		}
 		if t, ok := turnOf(c); ok && !c.Stale { // a stale result is recorded, never fed
 			l.st.History = append(l.st.History, t)
+			if cp := st.Compaction; cp != nil && cp.Through == id {
+				l.st.Summary, l.st.Summarized = cp.Summary, len(l.st.History)
+			}
 			if c.Result != nil && c.Result.Done {
 				l.done = c
 			}

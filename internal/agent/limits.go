@@ -18,6 +18,9 @@ type Limits struct {
 	// session; RepeatedErrors how many identical tool errors in a row.
 	NoProgressWindow int `json:"no_progress_window"`
 	RepeatedErrors   int `json:"repeated_errors"`
+	// CompactAfter compacts the context the policy sees once it holds this
+	// many results since the last compaction (compact.go); 0: never.
+	CompactAfter int `json:"compact_after,omitempty"`
 }
 
 // Defaults of Limits.

@@ -166,6 +166,9 @@ func (l *loop) run(ctx context.Context) *Result {
 		if l.takeSteers(ctx, l.st.step, nil); l.log.Halted() != nil {
 			continue
 		}
+		if l.compact(); l.log.Halted() != nil {
+			continue
+		}
 		if !l.budget.spendStep() {
 			end = ending{StopMaxSteps, fmt.Sprintf("%d steps taken", l.lim.MaxSteps)}
 			break

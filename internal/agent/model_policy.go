@@ -40,17 +40,18 @@ type ModelPolicy struct {
 	// adapter could not price.
 	Prices model.PriceTable
 
-	started  bool
-	msgs     []model.Message
-	tools    []model.ToolDef
-	pending  []model.ToolCall
-	calls    map[string]model.ToolCall
-	answered int
-	results  []model.ToolResult
-	requests int
-	reply    []model.ToolCall // the last reply's tool calls
-	fed      map[string]bool  // the calls whose results the model was given
-	revision int              // the goal revision the conversation is at
+	started   bool
+	msgs      []model.Message
+	tools     []model.ToolDef
+	pending   []model.ToolCall
+	calls     map[string]model.ToolCall
+	answered  int
+	results   []model.ToolResult
+	requests  int
+	reply     []model.ToolCall // the last reply's tool calls
+	fed       map[string]bool  // the calls whose results the model was given
+	revision  int              // the goal revision the conversation is at
+	compacted int              // the turns State.Summary covers, as last shown
 }
 
 // Sub returns a fresh policy with p's model and settings and none of its
@@ -83,6 +84,9 @@ func (p *ModelPolicy) Next(ctx context.Context, s *State) (Decision, error) {
 	}
 	if len(p.pending) > 0 {
 		return p.pop(""), nil
+	}
+	if s.Summarized > p.compacted {
+		p.compact(s)
 	}
 	if len(p.results) > 0 {
 		p.msgs = append(p.msgs, model.Message{Role: model.RoleTool, ToolResults: p.results})
@@ -166,6 +170,17 @@ func (p *ModelPolicy) steered(s *State) {
 	}
 	p.msgs = append(p.msgs, model.Message{Role: model.RoleUser,
 		Text: fmt.Sprintf("The person changed the goal (revision %d). The goal is now:\n%s", s.GoalRevision, s.Goal)})
+}
+
+// compact starts the conversation again from the goal and the session's
+// compacted summary (State.Summary; Limits.CompactAfter), with the turns since
+// it as lines of the same digest: the model's context no longer grows with
+// every result.
+func (p *ModelPolicy) compact(s *State) {
+	p.compacted = s.Summarized
+	text := fmt.Sprintf("%s\n\nThe work so far, compacted (one line per tool call):\n%s%s", s.Goal, s.Summary, digest(s.History[s.Summarized:]))
+	p.msgs = []model.Message{{Role: model.RoleUser, Text: text}}
+	p.results, p.reply = nil, nil
 }
 
 // result renders a step's outcome as the tool result the model reads, as data.

@@ -39,6 +39,10 @@ type State struct {
 	Tools []tool.Def
 	// History holds every tool call so far with its result, oldest first.
 	History []Turn
+	// Summary, once the context was compacted, stands for History[:Summarized]:
+	// a policy that keeps a context (ModelPolicy) shows the summary instead.
+	Summary    string
+	Summarized int
 	// Budget is the session's budget; model policies reserve and settle their
 	// requests with it.
 	Budget *Budget

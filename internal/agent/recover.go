@@ -24,6 +24,7 @@ import (
 func (l *loop) recover(ctx context.Context) (ending, bool) {
 	d := l.o.Durable
 	st := d.State
+	compacting := st.Compacting // RecoveryStarted discards it
 	l.log.Emit(trace.RecoveryStarted, st.Step, "", trace.RecoveryStart{Epoch: d.Epoch, Snapshot: st.FromSnapshot,
 		Replayed: st.Replayed, LastSeq: st.Seq})
 	n := 0
@@ -54,8 +55,12 @@ func (l *loop) recover(ctx context.Context) (ending, bool) {
 			unknown = append(unknown, c.ID)
 		}
 	}
+	var compaction string
+	if c := compacting; c != nil {
+		compaction = fmt.Sprintf("the compaction of %d turns through %s was not finished: discarded, the full history stands; it is made again", c.Turns, c.Through)
+	}
 	l.log.Emit(trace.RecoverySummary, st.Step, "", trace.RecoverySummaryInfo{Epoch: d.Epoch, Reconciled: n,
-		Unknown: unknown, Held: heldID(l.held), Drift: d.Drift, Paused: len(unknown) > 0})
+		Unknown: unknown, Held: heldID(l.held), Drift: d.Drift, Paused: len(unknown) > 0, Compaction: compaction})
 	if e, stop := l.halted(); stop {
 		return e, true
 	}

@@ -108,11 +108,16 @@ type State struct {
 	// Goal is the goal's revision and GoalText the goal since the last steer
 	// ("": SessionCreated's); Steers are the inbox entries taken, the last
 	// of them Steers[len-1].ID (a resumed driver takes the ones after it).
-	Goal     grant.Goal        `json:"goal,omitzero"`
-	GoalText string            `json:"goal_text,omitempty"`
-	Steers   []Steered         `json:"steers,omitempty"`
-	End      *trace.SessionEnd `json:"end,omitempty"`
-	Epochs   int               `json:"recoveries,omitempty"`
+	Goal     grant.Goal `json:"goal,omitzero"`
+	GoalText string     `json:"goal_text,omitempty"`
+	Steers   []Steered  `json:"steers,omitempty"`
+	// Compaction is the last finished compaction of the policy's context;
+	// Compacting one whose driver died before its summary was recorded
+	// (discarded by the next driver's RecoveryStarted).
+	Compaction *trace.Compaction `json:"compaction,omitempty"`
+	Compacting *trace.Compaction `json:"compacting,omitempty"`
+	End        *trace.SessionEnd `json:"end,omitempty"`
+	Epochs     int               `json:"recoveries,omitempty"`
 	// Wall is the session's wall time so far: the time between its events,
 	// except the gap before each recovery event (while no driver ran, or a
 	// paused session waited for a person's verdict). A resumed session's wall
@@ -325,6 +330,28 @@ func (st *State) apply(e trace.Event) error {
 		st.Grants = append(st.Grants, r.Grants...)
 	case trace.RecoveryStarted:
 		st.Epochs++
+		st.Compacting = nil // its summary was never recorded: made again from the history
+	case trace.ContextCompacting:
+		var c trace.Compaction
+		if err := dec(&c); err != nil {
+			return err
+		}
+		if st.Compacting != nil {
+			return fmt.Errorf("%w: a compaction through %q begun while one through %q is", ErrInvariant, c.Through, st.Compacting.Through)
+		}
+		if st.Calls[c.Through] == nil || (st.Compaction != nil && c.Turns <= st.Compaction.Turns) {
+			return fmt.Errorf("%w: a compaction of %d turns through %q", ErrInvariant, c.Turns, c.Through)
+		}
+		st.Compacting = &c
+	case trace.ContextCompacted:
+		var c trace.Compaction
+		if err := dec(&c); err != nil {
+			return err
+		}
+		if p := st.Compacting; p == nil || p.Through != c.Through || p.Turns != c.Turns {
+			return fmt.Errorf("%w: a compaction through %q finished but not begun", ErrInvariant, c.Through)
+		}
+		st.Compaction, st.Compacting = &c, nil
 	case trace.RecoveryReconciled:
 		var r trace.Reconcile
 		if err := dec(&r); err != nil {

@@ -152,3 +152,45 @@ func TestFoldSteerInvariants(t *testing.T) {
 		})
 	}
 }
+
+// TestFoldCompaction: a compaction is begun, then finished with its summary;
+// one finished without being begun, or begun while another is, breaks the
+// fold; a new driver's RecoveryStarted discards a half-made one, which may
+// then be begun again.
+func TestFoldCompaction(t *testing.T) {
+	mk := func(typ trace.Type, v any) trace.Event {
+		b, _ := json.Marshal(v)
+		return trace.Event{Type: typ, Data: b}
+	}
+	seq := func(evs ...trace.Event) []trace.Event {
+		for i := range evs {
+			evs[i].Seq = int64(i + 1)
+		}
+		return evs
+	}
+	created := mk(trace.SessionCreated, trace.SessionInfo{Session: "s", Goal: "g"})
+	prop := mk(trace.ToolCallProposed, trace.Decision{Tool: "fs.read"})
+	prop.CallID = "c1"
+	begin := mk(trace.ContextCompacting, trace.Compaction{Through: "c1", Turns: 1})
+	done := mk(trace.ContextCompacted, trace.Compaction{Through: "c1", Turns: 1, Summary: "step 1: fs.read: ok"})
+	recovered := mk(trace.RecoveryStarted, trace.RecoveryStart{})
+	st, err := Fold(seq(created, prop, begin, recovered, begin, done))
+	if err != nil || st.Compacting != nil || st.Compaction == nil || st.Compaction.Summary == "" {
+		t.Fatalf("a compaction redone after a crash: %+v pending %+v (%v)", st.Compaction, st.Compacting, err)
+	}
+	if st, _ := Fold(seq(created, prop, begin)); st.Compacting == nil || st.Compaction != nil {
+		t.Fatalf("a half-made compaction: %+v %+v", st.Compacting, st.Compaction)
+	}
+	for name, evs := range map[string][]trace.Event{
+		"finished, not begun": seq(created, prop, done),
+		"begun twice":         seq(created, prop, begin, begin),
+		"of no call":          seq(created, mk(trace.ContextCompacting, trace.Compaction{Through: "c9", Turns: 1})),
+		"not growing":         seq(created, prop, begin, done, begin),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Fold(evs); !errors.Is(err, ErrInvariant) {
+				t.Fatalf("folded: %v", err)
+			}
+		})
+	}
+}

@@ -254,4 +254,7 @@ type RecoverySummaryInfo struct {
 	// Drift says how the re-derived workspace differs from the recorded one.
 	Drift  string `json:"drift,omitempty"`
 	Paused bool   `json:"paused"`
+	// Compaction names a compaction its driver did not finish: discarded, the
+	// full history stands, and it is made again.
+	Compaction string `json:"compaction,omitempty"`
 }
