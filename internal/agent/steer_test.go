@@ -184,6 +184,18 @@ func TestSteerKinds(t *testing.T) {
 			if len(r.state.Steers) != 1 || r.state.Steers[0].Kind != tc.kind {
 				t.Fatalf("steers taken: %+v", r.state.Steers)
 			}
+			// The step trace shows the choice made.
+			proj := trace.NewProjector(nil)
+			for _, e := range r.events {
+				proj.Append(e)
+			}
+			var shown []trace.StepSteer
+			for _, s := range proj.Steps() {
+				shown = append(shown, s.Steers...)
+			}
+			if len(shown) != 1 || shown[0].Kind != tc.kind || shown[0].SafePoint != tc.action || (tc.kind == "ask") != (shown[0].Answer != "") {
+				t.Fatalf("the step trace shows steers %+v", shown)
+			}
 			if got := len(r.perms.Grants.List()); got != tc.grants && tc.kind != "ask" {
 				t.Fatalf("%d grants held, want %d", got, tc.grants)
 			}

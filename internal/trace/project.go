@@ -25,6 +25,9 @@ type Step struct {
 	ErrorClass string `json:"error_class,omitempty"`
 	// Permission is what the permission layer decided and asked in the step.
 	Permission *StepPermission `json:"permission,omitempty"`
+	// Steers are the steers taken during or right after the step: a new goal
+	// revision and its safe point, or the answer to an ask.
+	Steers []StepSteer `json:"steers,omitempty"`
 	// Session is set on the first line, End on the last.
 	Session *SessionInfo `json:"session,omitempty"`
 	End     *SessionEnd  `json:"end,omitempty"`
@@ -37,8 +40,9 @@ type Projector struct {
 	mu      sync.Mutex
 	w       io.Writer
 	session *SessionInfo
-	cur     *Step // the step being built
-	pending *Step // finished, not yet written
+	cur     *Step       // the step being built
+	pending *Step       // finished, not yet written
+	early   []StepSteer // steers taken before the first step
 	steps   []Step
 	err     error
 }
@@ -69,7 +73,19 @@ func (p *Projector) Append(e Event) error {
 			break
 		}
 		p.flush()
-		p.cur = &Step{Step: e.Step, BudgetBefore: t.Budget}
+		p.cur = &Step{Step: e.Step, BudgetBefore: t.Budget, Steers: p.early}
+		p.early = nil
+	case GoalRevised:
+		var g GoalRevision
+		if dec(&g) {
+			p.steer(StepSteer{Kind: g.Steer.Kind, Message: g.Steer.Message, Revision: g.Revision, SafePoint: g.SafePoint.Action,
+				Call: g.SafePoint.Call, Detail: g.SafePoint.Detail})
+		}
+	case SteerAnswered:
+		var a SteerAnswer
+		if dec(&a) {
+			p.steer(StepSteer{Kind: a.Steer.Kind, Message: a.Steer.Message, Revision: a.Revision, Answer: a.Answer})
+		}
 	case ModelResponseReceived:
 		var m ModelResponse
 		if p.cur != nil && dec(&m) {
@@ -132,6 +148,29 @@ func (p *Projector) Append(e Event) error {
 		p.flush()
 	}
 	return p.err
+}
+
+// StepSteer is a steer as the step trace shows it.
+type StepSteer struct {
+	Kind      string `json:"kind"`
+	Message   string `json:"message"`
+	Revision  int    `json:"goal_revision"`
+	SafePoint string `json:"safe_point,omitempty"`
+	Call      string `json:"call,omitempty"`
+	Detail    string `json:"detail,omitempty"`
+	Answer    string `json:"answer,omitempty"`
+}
+
+// steer attaches s to the step it was taken in or after.
+func (p *Projector) steer(s StepSteer) {
+	switch {
+	case p.cur != nil:
+		p.cur.Steers = append(p.cur.Steers, s)
+	case p.pending != nil:
+		p.pending.Steers = append(p.pending.Steers, s)
+	default:
+		p.early = append(p.early, s)
+	}
 }
 
 // StepPermission counts a step's permission events: the last decision of its
