@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -174,6 +175,37 @@ func (e *Env) Restore(ctx context.Context, diff []byte) error {
 	}
 	if _, err := e.svc.ApplyPatch(ctx, e.owner, e.ID, diff); err != nil {
 		return fmt.Errorf("tool: restore the workspace: %w", err)
+	}
+	e.Workspace.refresh(ctx)
+	return nil
+}
+
+// Rewind brings the live workspace back to the state a diff from its start
+// describes (nil: the start), in one patch: what it holds now is undone
+// (workspace.Reverse of its Diff) and diff applied, all or nothing. A durable
+// session rolls back a write a correction made stale with it (agent.Rewinder).
+// A change that cannot be reversed (a binary file, a diff cut at its size
+// limit) is an error and nothing is changed.
+func (e *Env) Rewind(ctx context.Context, diff []byte) error {
+	now, err := e.Diff(ctx)
+	if err != nil {
+		return fmt.Errorf("tool: rewind: %w", err)
+	}
+	if workspace.Truncated(now) {
+		return errors.New("tool: rewind: the workspace's diff is cut at its size limit")
+	}
+	var patch []byte
+	if len(bytes.TrimSpace(now)) > 0 {
+		if patch, err = workspace.Reverse(now); err != nil {
+			return fmt.Errorf("tool: rewind: %w", err)
+		}
+	}
+	patch = append(patch, diff...)
+	if len(bytes.TrimSpace(patch)) == 0 {
+		return nil
+	}
+	if _, err := e.svc.ApplyPatch(ctx, e.owner, e.ID, patch); err != nil {
+		return fmt.Errorf("tool: rewind the workspace: %w", err)
 	}
 	e.Workspace.refresh(ctx)
 	return nil
