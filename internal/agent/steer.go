@@ -203,7 +203,7 @@ func (l *loop) progress() string {
 		s += fmt.Sprintf("; the last call, %s, %s", t.Decision.Tool, how)
 	}
 	ws := l.o.Tools.Snapshot()
-	s += fmt.Sprintf("; %d writes to the workspace", ws.Writes)
+	s += "; the workspace's version is " + ws.Version
 	if ws.Tests != nil {
 		s += fmt.Sprintf("; the last test run passed: %t", ws.Tests.Passed)
 	}

@@ -162,11 +162,14 @@ func (s *Set) Goal() Goal {
 }
 
 // SetGoal puts back the goal revision a session had before its driver died
-// (the journal's fold of GoalRevised); its grants are restored with Restore.
+// (the journal's fold of GoalRevised) and drops what no longer fits it: the
+// grants a resumed driver gave again at revision 0 (--grant) after a
+// correction. Its approvals' grants are restored with Restore.
 func (s *Set) SetGoal(g Goal) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.goal = g
+	s.list = slices.DeleteFunc(s.list, func(x Grant) bool { return !g.Fits(x.Revision) })
 }
 
 // Steer records a change of the goal and drops the grants that no longer fit,

@@ -93,6 +93,21 @@ func TestGoalRevision(t *testing.T) {
 	}
 }
 
+// TestSetGoal: a set given grants at revision 0 and put back at a corrected
+// goal holds none of them; at a supplemented goal it keeps them.
+func TestSetGoal(t *testing.T) {
+	s := NewSet(Options{})
+	s.Give("tool:ledger.append", "operator", "")
+	s.SetGoal(Goal{Revision: 1})
+	if len(s.List()) != 1 {
+		t.Fatalf("a supplemented goal dropped %v", s.List())
+	}
+	s.SetGoal(Goal{Revision: 2, Epoch: 2})
+	if len(s.List()) != 0 || s.Goal() != (Goal{Revision: 2, Epoch: 2}) {
+		t.Fatalf("a corrected goal holds %v at %+v", s.List(), s.Goal())
+	}
+}
+
 // TestSteerProperty: after any sequence of steers and grants, every grant held
 // fits the goal.
 func TestSteerProperty(t *testing.T) {

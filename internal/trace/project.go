@@ -73,6 +73,10 @@ func (p *Projector) Append(e Event) error {
 			break
 		}
 		p.flush()
+		if p.cur != nil { // a step that never closed (its driver died): kept, with what recovery did after it
+			p.pending, p.cur = p.cur, nil
+			p.flush()
+		}
 		p.cur = &Step{Step: e.Step, BudgetBefore: t.Budget, Steers: p.early}
 		p.early = nil
 	case GoalRevised:
