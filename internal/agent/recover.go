@@ -75,6 +75,21 @@ func (l *loop) recover(ctx context.Context) (ending, bool) {
 		return ending{StopDone, "finished by " + c.Decision.Tool}, true
 	}
 	if l.held != nil {
+		// A correction left while it awaited a person: the call was decided
+		// under the old goal, and is not run.
+		c := l.held
+		l.takeSteers(ctx, st.Step, func(k grant.Steer) (trace.SafePoint, bool) {
+			return trace.SafePoint{Action: trace.SafeHeldDropped, Call: c.ID, Tool: c.Decision.Tool, Stale: []string{c.ID},
+				Detail: "the call awaiting a person's approval was decided under the old goal: it is not run"}, redirects(k)
+		})
+		if e, stop := l.halted(); stop {
+			return e, true
+		}
+		if !l.goal.Fits(c.Revision) {
+			l.held = nil
+			out := refused(tool.Errorf(tool.EPERM, false, tool.ActStop, "not run: the goal changed while the call awaited a person's approval"))
+			return l.complete(ctx, c.Step, time.Now(), l.budget.Used(), c.Decision, out, nil, nil, true)
+		}
 		return l.continueHeld(ctx)
 	}
 	return ending{}, false

@@ -340,3 +340,34 @@ func TestModelSteered(t *testing.T) {
 		})
 	}
 }
+
+// TestSteerHeldCall: a correction left while the session is paused for a
+// person's approval drops the held call: the resume records the steer with
+// the held call's safe point, the call is refused without running (the
+// ledger untouched), its request no longer awaits, and the policy is not
+// shown it; the rest of the session goes on under the new goal.
+func TestSteerHeldCall(t *testing.T) {
+	dir, ledger := t.TempDir(), filepath.Join(t.TempDir(), "ledger")
+	res, _ := drive(t, dir, ledger, 0, nil, ledgerCall("deploy-1"), writeCall("notes.txt", "a"))
+	if res.StopReason != StopPaused || !strings.Contains(res.Detail, "req_1") {
+		t.Fatalf("first run: %s (%s); want paused on req_1", res.StopReason, res.Detail)
+	}
+	s, err := journal.Open(dir, journal.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Steer(s, "correct", "no release today", "user"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	res, w := drive(t, dir, ledger, 0, nil, writeCall("notes.txt", "a"))
+	if res.StopReason != StopPolicy || ledgerLines(t, ledger) != 0 || w.files["notes.txt"] != "a" {
+		t.Fatalf("resume: %s (%s), %d ledger lines, files %v", res.StopReason, res.Detail, ledgerLines(t, ledger), w.files)
+	}
+	st := loadState(t, dir)
+	held := st.Calls["call_1"]
+	if len(st.Awaiting) != 0 || held == nil || held.Result == nil || held.Result.Result.OK || !held.Stale ||
+		len(st.Steers) != 1 || st.Steers[0].SafePoint != trace.SafeHeldDropped {
+		t.Fatalf("awaiting %v, held call %+v, steers %+v", st.Awaiting, held, st.Steers)
+	}
+}

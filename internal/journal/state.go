@@ -263,6 +263,7 @@ func (st *State) apply(e trace.Event) error {
 		}
 		c.Result = &f
 		c.Stale = c.Stale || !st.Goal.Fits(c.Revision)
+		st.Awaiting = slices.DeleteFunc(st.Awaiting, func(a Awaiting) bool { return a.Call == e.CallID }) // not run: nothing awaits
 		st.Grants = slices.DeleteFunc(st.Grants, func(g grant.Grant) bool { return g.Call == e.CallID })
 		if f.Effect != nil && f.Effect.Version != st.Workspace.Version {
 			st.Workspace = *f.Effect // the diff is recorded only with a change

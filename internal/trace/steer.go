@@ -28,6 +28,7 @@ const (
 	SafeWriteKept       = "write_kept"             // a write finished and stays
 	SafeWriteRolledBack = "write_rolled_back"      // a write finished and was undone (its result hash was the workspace's)
 	SafeAwaited         = "awaited"                // a call that must not be killed ran to its end
+	SafeHeldDropped     = "held_call_dropped"      // a call awaiting a person's approval is not run
 )
 
 // SafePoint is where a steer was taken and what was done with the call or
