@@ -236,11 +236,15 @@ type crashed struct{ point string }
 
 // driver runs one driver of the long session in dir: a fresh environment, the
 // store opened anew (a new process), RunDurable. crashAt(point) says whether to
-// die at a crash point. It returns the result, or nil if the driver died.
-func driver(t testing.TB, dir, ledger string, crashAt func(string) bool) (res *Result, files map[string]string, points []string) {
+// die at a crash point. It returns the result, or nil if the driver died, and
+// when it passed each crash point, from its start (the store not yet open).
+func driver(t testing.TB, dir, ledger string, crashAt func(string) bool) (res *Result, files map[string]string, points []string, at map[string]time.Duration) {
 	t.Helper()
+	t0 := time.Now()
+	at = map[string]time.Duration{}
 	hook := func(p string) {
 		points = append(points, p)
+		at[p] = time.Since(t0)
 		if crashAt != nil && crashAt(p) {
 			panic(crashed{p})
 		}
@@ -268,7 +272,7 @@ func driver(t testing.TB, dir, ledger string, crashAt func(string) bool) (res *R
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, w.files, points
+	return res, w.files, points, at
 }
 
 func ledgerLines(t testing.TB, path string) int {
@@ -284,7 +288,7 @@ func ledgerLines(t testing.TB, path string) int {
 
 type tally struct {
 	trials, kills, converged, pausedUnknown, duplicates, lost, diverged, resumes, steerLost int
-	recovery                                                                                []time.Duration
+	recovery, toEnd                                                                         []time.Duration
 }
 
 // TestCrashCampaign is seed 004's crash-point matrix as fault injection. An
@@ -306,7 +310,7 @@ type tally struct {
 func TestCrashCampaign(t *testing.T) {
 	refDir := t.TempDir()
 	refLedger := filepath.Join(t.TempDir(), "ledger")
-	ref, refFiles, points := driver(t, refDir, refLedger, nil)
+	ref, refFiles, points, _ := driver(t, refDir, refLedger, nil)
 	if ref == nil || ref.StopReason != StopDone || ledgerLines(t, refLedger) != 1 || len(refFiles) != LongItems {
 		t.Fatalf("the uninterrupted run: %+v, %d ledger lines, %d files", ref, ledgerLines(t, refLedger), len(refFiles))
 	}
@@ -339,7 +343,7 @@ func TestCrashCampaign(t *testing.T) {
 		dir := t.TempDir()
 		ledger := filepath.Join(dir, "ledger")
 		tl.trials++
-		res, _, _ := driver(t, dir, ledger, func(p string) bool { return p == first })
+		res, _, _, _ := driver(t, dir, ledger, func(p string) bool { return p == first })
 		if res != nil {
 			t.Fatalf("the driver did not die at %s", first)
 		}
@@ -354,10 +358,14 @@ func TestCrashCampaign(t *testing.T) {
 				n, k := 0, 1+rng.IntN(120)
 				crashAt = func(string) bool { n++; return n == k }
 			}
-			t0 := time.Now()
+			t0, seq0 := time.Now(), loadState(t, dir).Seq
 			tl.resumes++
-			res, files, _ = driver(t, dir, ledger, crashAt)
-			tl.recovery = append(tl.recovery, time.Since(t0))
+			var at map[string]time.Duration
+			res, files, _, at = driver(t, dir, ledger, crashAt)
+			tl.toEnd = append(tl.toEnd, time.Since(t0))
+			if d, ok := at[fmt.Sprintf("seq:%d", summarySeq(t, dir, seq0))]; ok {
+				tl.recovery = append(tl.recovery, d)
+			}
 			if res == nil {
 				tl.kills++
 				continue
@@ -420,14 +428,37 @@ func TestCrashCampaign(t *testing.T) {
 		trial(points[rng.IntN(len(points))])
 	}
 	slices.Sort(tl.recovery)
-	p := func(q float64) time.Duration { return tl.recovery[int(q*float64(len(tl.recovery)-1))] }
+	slices.Sort(tl.toEnd)
+	p := func(d []time.Duration, q float64) time.Duration { return d[int(q*float64(len(d)-1))] }
 	t.Logf("crash campaign: %d crash points in the long session (%d steps)", len(points), ref.Steps)
 	t.Logf("| trials | kills | resumes | converged | paused unknown | duplicates | lost | diverged | steers not taken once |")
 	t.Logf("| %d | %d | %d | %d | %d | %d | %d | %d | %d |", tl.trials, tl.kills, tl.resumes, tl.converged, tl.pausedUnknown, tl.duplicates, tl.lost, tl.diverged, tl.steerLost)
-	t.Logf("resume to end (recovery plus the rest of the session): median %s, p95 %s", p(0.5), p(0.95))
+	t.Logf("recovery (store opened, snapshot and tail replayed, calls reconciled, RecoverySummary committed; %d resumes): median %s, p95 %s, max %s",
+		len(tl.recovery), p(tl.recovery, 0.5), p(tl.recovery, 0.95), p(tl.recovery, 1))
+	t.Logf("resume to end (recovery plus the rest of the session): median %s, p95 %s", p(tl.toEnd, 0.5), p(tl.toEnd, 0.95))
 	if !testing.Short() && tl.kills < 1000 {
 		t.Errorf("%d kills, want at least 1,000", tl.kills)
 	}
+}
+
+// summarySeq is the seq of the first RecoverySummary after seq0 in the
+// session in dir, 0 if none.
+func summarySeq(t testing.TB, dir string, seq0 int64) int64 {
+	s, err := journal.Open(dir, journal.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, err := s.Events(seq0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if e.Type == trace.RecoverySummary {
+			return e.Seq
+		}
+	}
+	return 0
 }
 
 // discardedCompaction reports whether a recovery of the session in dir found
