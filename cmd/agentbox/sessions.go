@@ -63,7 +63,7 @@ on at once.`,
 	resolve.Flags().StringVar(&note, "note", "", "what the person checked")
 	show := &cobra.Command{
 		Use:   "show DIR",
-		Short: "Print a durable session's state as JSON: seq, epoch, step, unknown calls, awaiting approvals, grants, goal revision and steers taken, end",
+		Short: "Print a durable session's state as JSON: seq, epoch, step, unknown calls, awaiting approvals, grants, goal revision, steers taken and waiting, end",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if c, err := co.client(); c != nil || err != nil {
@@ -92,11 +92,15 @@ on at once.`,
 			if err != nil {
 				return err
 			}
+			waiting, err := s.Steers(st.Steered())
+			if err != nil {
+				return err
+			}
 			enc := json.NewEncoder(stdout)
 			enc.SetIndent("", "  ")
 			return enc.Encode(map[string]any{"session": st.Session.Session, "seq": st.Seq, "epoch": epoch, "step": st.Step,
 				"tool_calls": st.ToolCalls, "unknown": st.Unknown, "awaiting": st.Awaiting, "grants": st.Grants,
-				"recoveries": st.Epochs, "end": st.End, "goal": st.Goal, "goal_text": st.CurrentGoal(), "steers": st.Steers,
+				"recoveries": st.Epochs, "end": st.End, "goal": st.Goal, "goal_text": st.CurrentGoal(), "steers": st.Steers, "steers_waiting": waiting,
 				"snapshot_seq": st.FromSnapshot, "workspace_version": st.Workspace.Version})
 		},
 	}

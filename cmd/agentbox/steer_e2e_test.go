@@ -40,6 +40,9 @@ func TestSessionsSteer(t *testing.T) {
 			t.Fatalf("steer %s: exit %d\n%s\n%s", s[0], st, out, errOut)
 		}
 	}
+	if out, _, _ := run(t, env, "sessions", "show", sess); !strings.Contains(out, `"message": "patch item3 before item2"`) {
+		t.Fatalf("sessions show does not list the waiting steers:\n%s", out)
+	}
 	// The correction drops the grants of the old goal, --grant's too: the
 	// ledger's release waits for a person's approval again.
 	tr := filepath.Join(dir, "trace.jsonl")

@@ -268,6 +268,11 @@ func (st *State) apply(e trace.Event) error {
 		if f.Effect != nil && f.Effect.Version != st.Workspace.Version {
 			st.Workspace = *f.Effect // the diff is recorded only with a change
 		}
+	case trace.TurnFailed, trace.TurnCancelled:
+		// The turn ended: no model request of it is in flight (a reply
+		// cancelled for a steer, a model error), and a recovery must not
+		// report one as lost.
+		clear(st.Requests)
 	case trace.NetworkAccess:
 		var n struct {
 			Seq uint64 `json:"seq"`

@@ -194,3 +194,24 @@ func TestFoldCompaction(t *testing.T) {
 		})
 	}
 }
+
+// TestFoldTurnEndsRequests: a model request whose turn was cancelled (a
+// reply cut for a steer) or failed is not in flight: a recovery must not
+// report it as lost to a crash.
+func TestFoldTurnEndsRequests(t *testing.T) {
+	for _, end := range []trace.Type{trace.TurnCancelled, trace.TurnFailed} {
+		mem := &trace.Memory{}
+		log := trace.NewLog(trace.LogOptions{Session: "s-r", Sinks: []trace.Sink{mem}})
+		log.Emit(trace.SessionCreated, 0, "", trace.SessionInfo{Session: "s-r", Goal: "g"})
+		log.Emit(trace.TurnStarted, 1, "", trace.TurnStart{})
+		log.Emit(trace.ModelRequestStarted, 1, "", trace.ModelRequest{RequestID: "s-r/m1"})
+		st, _ := Fold(mem.Events())
+		if len(st.Requests) != 1 {
+			t.Fatalf("a request in flight: %v", st.Requests)
+		}
+		log.Emit(end, 1, "", trace.TurnEnd{Error: "steered"})
+		if st, err := Fold(mem.Events()); err != nil || len(st.Requests) != 0 {
+			t.Fatalf("after %s: requests %v (%v)", end, st.Requests, err)
+		}
+	}
+}
