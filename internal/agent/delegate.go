@@ -97,7 +97,15 @@ func (l *loop) delegate(ctx context.Context, d Delegation, step int, call, goal 
 	fwd := forward(func(e trace.Event) {
 		l.log.Emit(trace.SubagentEvent, step, call, trace.SubagentRecord{Session: child, Event: e})
 	})
-	res, err := Run(ctx, Options{Goal: goal, Policy: pol, Tools: tools, Limits: lim, Permissions: perms,
+	// The parent's correction or replacement reaches the subagent at once, and
+	// it stops at its own next step boundary: its call in flight is not killed.
+	interrupted := func() string {
+		if pending(l.inbox(), redirects) {
+			return "the parent's goal changed: the subagent stopped at its next step boundary"
+		}
+		return ""
+	}
+	res, err := Run(ctx, Options{Goal: goal, Policy: pol, Tools: tools, Limits: lim, Permissions: perms, Interrupted: interrupted,
 		Log: trace.NewLog(trace.LogOptions{Session: child, Sinks: []trace.Sink{fwd}})})
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("agent.delegate: %w", err)

@@ -45,6 +45,10 @@ type Options struct {
 	// (Env.NetworkLog): after each tool call the session records those that ended
 	// meanwhile as NetworkAccess events.
 	Network func(ctx context.Context, after uint64) ([]egress.Event, error)
+	// Interrupted, if set, is asked at each step boundary: a reason stops the
+	// session there (cancelled), after its call in flight ended. A subagent's
+	// is its parent's correction or replacement (delegate.go).
+	Interrupted func() string
 	// Durable, if set, makes the session durable: Log's journal takes each event
 	// before the loop acts on it, each call records its effect fingerprint, and a
 	// session with recorded events resumes (durable.go).
@@ -165,6 +169,12 @@ func (l *loop) run(ctx context.Context) *Result {
 		}
 		if l.takeSteers(ctx, l.st.step, nil); l.log.Halted() != nil {
 			continue
+		}
+		if f := l.o.Interrupted; f != nil {
+			if why := f(); why != "" {
+				end = ending{StopCancelled, why}
+				break
+			}
 		}
 		if l.compact(); l.log.Halted() != nil {
 			continue

@@ -223,13 +223,13 @@ func (l *loop) callSafePoint(ctx context.Context, started int64, d Decision, ts 
 			return trace.SafePoint{}, false
 		}
 		sp := trace.SafePoint{Call: d.CallID, Tool: d.Tool, Stale: []string{d.CallID}}
-		switch ts.Effect {
-		case tool.EffectRead:
+		switch {
+		case ts.Effect == tool.EffectRead:
 			sp.Action, sp.Detail = trace.SafeReadCancelled, "the read-only call was cancelled; its result is recorded, not fed"
 			if !cancelled {
 				sp.Detail = "the read-only call ended before it could be cancelled; its result is recorded, not fed"
 			}
-		case tool.EffectWrite:
+		case ts.Effect == tool.EffectWrite:
 			sp.Base, sp.Now = ts.Pre, l.o.Tools.Snapshot().Version
 			if eff != nil {
 				sp.Result = eff.Version
@@ -240,6 +240,9 @@ func (l *loop) callSafePoint(ctx context.Context, started int64, d Decision, ts 
 				sp.Effect = &trace.Effect{Version: sp.Now, Diff: prev.Diff}
 				l.crash("rollback-after", started) // rolled back, not yet recorded
 			}
+		case d.Tool == DelegateName:
+			sp.Action = trace.SafeSubagentStopped
+			sp.Detail = "the subagent was told at once and stopped at its next step boundary; its answer is recorded, not fed"
 		default:
 			sp.Action = trace.SafeAwaited
 			sp.Detail = fmt.Sprintf("a %s call is not killed in an unknown state: it ran to its end; its result is recorded, not fed", ts.Effect)

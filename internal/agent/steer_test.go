@@ -371,3 +371,50 @@ func TestSteerHeldCall(t *testing.T) {
 		t.Fatalf("awaiting %v, held call %+v, steers %+v", st.Awaiting, held, st.Steers)
 	}
 }
+
+// TestSteerSubagent: a correction while a subagent works reaches it at once
+// and it stops at its own next step boundary (the call it had in flight ran to
+// its end): it is cancelled long before its task's end, and the parent
+// records the delegating call's answer as stale, never fed.
+func TestSteerSubagent(t *testing.T) {
+	dir := t.TempDir()
+	s, err := journal.Open(dir, journal.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, w := newMemWork(t, filepath.Join(dir, "ledger"))
+	if err := r.Register(DelegateTool(Delegation{Policy: func(string) (Policy, error) { return &Scripted{Mode: ModeLong}, nil }})); err != nil {
+		t.Fatal(err)
+	}
+	reads := 0
+	w.before = func(_ context.Context, name string, _ json.RawMessage) {
+		if name == "fs.read" {
+			if reads++; reads == 2 {
+				if _, err := Steer(s, "correct", "stop the subagent", "user"); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}
+	pol := &seen{Policy: &Sequence{Decisions: []Decision{call(DelegateName, map[string]any{"goal": "the long task"})}}}
+	res, _, err := RunDurable(context.Background(), s, w, Options{Goal: "delegate", Policy: pol, Tools: r},
+		trace.LogOptions{Session: "s-sub", Clock: fixedClock()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := s.Events(0)
+	ends := eventsOf[trace.SubagentEnd](t, evs, trace.SubagentFinished)
+	revs := eventsOf[trace.GoalRevision](t, evs, trace.GoalRevised)
+	if res.StopReason != StopPolicy || len(ends) != 1 || ends[0].StopReason != string(StopCancelled) || ends[0].Steps > 6 {
+		t.Fatalf("session %s (%s); subagent ended %+v", res.StopReason, res.Detail, ends)
+	}
+	if len(revs) != 1 || revs[0].SafePoint.Action != trace.SafeSubagentStopped || len(revs[0].SafePoint.Stale) != 1 {
+		t.Fatalf("GoalRevised %+v", revs)
+	}
+	for _, h := range pol.history {
+		if len(h) > 0 {
+			t.Fatalf("the policy was shown the stale delegation: %v", h)
+		}
+	}
+}

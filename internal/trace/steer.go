@@ -29,6 +29,7 @@ const (
 	SafeWriteRolledBack = "write_rolled_back"      // a write finished and was undone (its result hash was the workspace's)
 	SafeAwaited         = "awaited"                // a call that must not be killed ran to its end
 	SafeHeldDropped     = "held_call_dropped"      // a call awaiting a person's approval is not run
+	SafeSubagentStopped = "subagent_stopped"       // a subagent stopped at its own next step boundary
 )
 
 // SafePoint is where a steer was taken and what was done with the call or
