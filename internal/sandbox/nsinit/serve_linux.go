@@ -238,8 +238,9 @@ func (s *server) handle(r request) {
 			return
 		}
 		if !c.killing {
+			// progressKills, right after this request, sends the first SIGKILL:
+			// one scan of the process table, not two.
 			c.killing, c.killBy = true, time.Now().Add(killTimeout)
-			s.signal(c, unix.SIGKILL)
 		}
 	}
 }
