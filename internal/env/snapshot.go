@@ -197,16 +197,18 @@ func (m *Manager) Fork(ctx context.Context, owner Owner, id string, o ForkOption
 		return nil, err
 	}
 	defer done()
+	// Each child gives its slot back once it is in envs, or has failed.
 	if err := m.reserve(o.Count); err != nil {
 		return nil, err
 	}
-	defer m.unreserve(o.Count)
 	var s *snapshot
 	if o.Snapshot != "" {
-		if s, err = m.chainSnapshot(e, o.Snapshot); err != nil {
-			return nil, err
-		}
-	} else if s, err = m.snapshot(e); err != nil {
+		s, err = m.chainSnapshot(e, o.Snapshot)
+	} else {
+		s, err = m.snapshot(e)
+	}
+	if err != nil {
+		m.unreserve(o.Count)
 		return nil, err
 	}
 	m.hold(s) // against a destroy of e meanwhile
@@ -227,6 +229,7 @@ func (m *Manager) Fork(ctx context.Context, owner Owner, id string, o ForkOption
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer m.unreserve(1)
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			out[i], errs[i] = m.forkOne(e, s, co)
