@@ -38,9 +38,17 @@ func (m *Manager) Exec(ctx context.Context, owner Owner, id string, r ExecReques
 	}
 	sb := e.sandbox()
 	res, err := runner.RunIn(ctx, sb, spec)
-	if err != nil && !e.current(sb) && !e.isDestroyed() {
-		// A snapshot sealed the sandbox under the command (see Snapshot).
-		err = fmt.Errorf("environment %s: a snapshot ended the command, run it again: %w (%w)", e.id, ErrBusy, err)
+	ended := err != nil || res == nil || res.Error != "" || res.Signal != nil
+	if ended && !e.current(sb) && !e.isDestroyed() {
+		// A snapshot sealed the sandbox under the command (see Snapshot); how
+		// the runner saw it depends on where its init was when killed.
+		why := "killed"
+		if err != nil {
+			why = err.Error()
+		} else if res != nil && res.Error != "" {
+			why = res.Error
+		}
+		res, err = nil, fmt.Errorf("environment %s: a snapshot ended the command, run it again: %w (%s)", e.id, ErrBusy, why)
 	}
 	if errors.Is(err, runner.ErrInvalidSpec) {
 		out.remove()
