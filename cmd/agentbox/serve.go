@@ -94,9 +94,10 @@ func serveMain(ctx context.Context, o serveOptions) error {
 	if o.stateDir != "" {
 		cfg.StateDir = o.stateDir
 	}
-	// NewManager reaps what a previous daemon on this state directory left
-	// (environments do not survive their daemon; artifacts do).
+	// NewManager restores the environments a previous daemon on this state
+	// directory left (their files; their processes died with it).
 	ecfg := api.EnvConfig(cfg)
+	ecfg.Log = log
 	// The build sandbox that runs the API's builds' apt, npm, go_modules and
 	// run steps (a Debian base's include list and copy steps need none).
 	runner, err := buildRunner(cfg.Builds.AllowPrivate, cfg.Builds.CAFiles, "builds.ca_files")

@@ -3,6 +3,7 @@ package env
 import (
 	"crypto/x509"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -18,7 +19,7 @@ type Config struct {
 	// store. Required. A Manager locks it: two Managers cannot share one.
 	StateDir string
 	// ArtifactDir is the artifact store (StateDir/artifacts when empty). It
-	// survives restarts; environments do not.
+	// survives restarts, as environments do (see Manager.Recover).
 	ArtifactDir string
 	// Presets maps workspace preset names to host directories: the read-only lower
 	// layer shared by every environment made from the workspace preset. They must not
@@ -73,6 +74,10 @@ type Config struct {
 	// workspace or workspace preset may hold one (see workspace.Options).
 	AllowHardlinks bool
 
+	// Log hears of environments Recover restores, and of the state records it
+	// refuses (nil: slog.Default()).
+	Log *slog.Logger
+
 	// KeepFinished is how many finished background commands an environment
 	// remembers for Wait and Events. Default 32.
 	KeepFinished int
@@ -97,6 +102,9 @@ type Config struct {
 func (c Config) withDefaults() (Config, error) {
 	if c.StateDir == "" {
 		return c, fmt.Errorf("%w: Config.StateDir is required", ErrInvalid)
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
 	}
 	var err error
 	if c.StateDir, err = filepath.Abs(c.StateDir); err != nil {

@@ -11,12 +11,15 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/agentbox/agentbox/internal/testenv"
 )
 
 // crashHelperEnv makes the test binary act as an agentbox daemon holding two
 // environments on the state directory named by its value (one from the
-// workspace in crashWorkspaceEnv, one with a background command), print their
+// workspace in crashWorkspaceEnv, one with nothing), each with a file written and
+// a background command that printed two lines and runs on, print their
 // footprints, and wait to be killed.
 const (
 	crashHelperEnv    = "AGENTBOX_ENV_TEST_CRASH"
@@ -33,31 +36,50 @@ func runCrashHelper() {
 		fail(err)
 	}
 	ctx := context.Background()
-	for _, o := range []CreateOptions{{Owner: alice, Workspace: os.Getenv(crashWorkspaceEnv)}, {Owner: alice}} {
+	for _, o := range []CreateOptions{{Owner: alice, Workspace: os.Getenv(crashWorkspaceEnv), Labels: map[string]string{"k": "v"}}, {Owner: alice}} {
 		info, err := m.Create(ctx, o)
 		if err != nil {
-			fail(err)
-		}
-		if _, err := m.Start(ctx, alice, info.ID, ExecRequest{Argv: []string{"sh", "-c", "sleep 1000 & setsid sleep 1001 & wait"}}); err != nil {
 			fail(err)
 		}
 		if err := m.WriteFile(ctx, alice, info.ID, "f", []byte("x")); err != nil {
 			fail(err)
 		}
+		p, err := m.Start(ctx, alice, info.ID, ExecRequest{Argv: []string{"sh", "-c", "echo one; echo two >&2; sleep 1000 & setsid sleep 1001 & wait"}})
+		if err != nil {
+			fail(err)
+		}
+		evs, err := m.Events(ctx, alice, info.ID, p, 0)
+		if err != nil {
+			fail(err)
+		}
+		<-evs
+		<-evs
 		f := footprintOf(m.envs[info.ID])
-		fmt.Println(info.ID, f.uid, f.state, f.reserve, strings.Join(f.cgroups, ","))
+		fmt.Println(info.ID, f.uid, f.state, f.reserve, strings.Join(f.cgroups, ","), m.envs[info.ID].sb.Pid())
 	}
 	fmt.Println("ready")
 	select {}
 }
 
-// TestRestart: a daemon SIGKILLed while it holds environments leaves no process
-// (the inits die with it, their pid namespaces with them) but leaves mounts,
-// cgroups, uid reservations and state directories; NewManager in a fresh process
-// on the same state directory (its Recover) removes all of them. Environments are
-// reaped, not recovered.
-func TestRestart(t *testing.T) {
+// TestRestartRestoresDeadInit: a daemon SIGKILLed while it holds environments
+// with running commands leaves no process (the inits die with it, their pid
+// namespaces with them) but keeps each one's upper layer and records; NewManager
+// in another process on the same state directory restores them: listed with
+// their owner and labels, every file there, the commands' events kept and ended
+// by a "lost" exit, exec working. Destroy then leaves nothing, old or new.
+//
+// The dead daemon's inits are orphans: whoever reaps them is the daemon's
+// supervisor's business (pid 1 here reaps nothing), so the test is that
+// supervisor, a subreaper, and checks that no zombie of theirs is left either.
+func TestRestartRestoresDeadInit(t *testing.T) {
 	testenv.RequireRoot(t)
+	if testing.Short() {
+		t.Skip("slow: a helper daemon")
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 	state := t.TempDir()
 	cmd := exec.Command("/proc/self/exe", "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashHelperEnv+"="+state, crashWorkspaceEnv+"="+fixture(t))
@@ -77,22 +99,24 @@ func TestRestart(t *testing.T) {
 	}()
 	var prints []footprint
 	var ids []string
+	var inits []int
 	sc := bufio.NewScanner(out)
 	for sc.Scan() && sc.Text() != "ready" {
 		f := strings.Fields(sc.Text())
-		if len(f) != 5 {
+		if len(f) != 6 {
 			t.Fatalf("helper said %q", sc.Text())
 		}
 		fp := footprint{state: f[2], reserve: f[3], cgroups: strings.Split(f[4], ",")}
 		fp.uid, _ = strconv.Atoi(f[1])
+		pid, _ := strconv.Atoi(f[5])
 		prints = append(prints, fp)
 		ids = append(ids, f[0])
+		inits = append(inits, pid)
 	}
 	if len(prints) != 2 {
 		t.Fatalf("helper gave %d footprints", len(prints))
 	}
 	for _, f := range prints {
-		// Start returns before the background command has forked its sleeps.
 		running := settle(func() bool { return len(procsOfUID(f.uid)) >= 3 })
 		if !running || len(mountsUnder(f.state)) == 0 || len(f.cgroups) == 0 {
 			t.Fatalf("the helper's environment is not running: %+v", f)
@@ -102,23 +126,17 @@ func TestRestart(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	killed = true
+	for _, pid := range inits {
+		if !settle(func() bool { n, err := unix.Wait4(pid, nil, unix.WNOHANG, nil); return n == pid || err != nil }) {
+			t.Errorf("the dead daemon's init %d did not die", pid)
+		}
+	}
 	for _, f := range prints {
 		if !settle(func() bool { return len(procsOfUID(f.uid)) == 0 }) {
 			t.Errorf("processes of a dead daemon's environment alive: %v", procsOfUID(f.uid))
 		}
-		// What Recover is for. Another test binary running at the same time
-		// (go test ./... runs packages in parallel) may reap them first with
-		// sandbox.ReapStale, which is host-wide: say so rather than fail.
-		if len(mountsUnder(f.state)) == 0 {
-			t.Logf("the mount under %s was already reaped by another process", f.state)
-		}
-		if _, err := os.Stat(f.reserve); err != nil {
-			t.Logf("the reservation %s was already reaped by another process", f.reserve)
-		}
-	}
-	for _, id := range ids {
-		if _, err := os.Stat(filepath.Join(state, "envs", id)); err != nil {
-			t.Errorf("no state directory left before Recover: %v", err)
+		if z := zombiesOfUID(f.uid + 1); len(z) > 0 {
+			t.Errorf("zombies of the dead daemon's init (host uid %d) left: %v", f.uid+1, z)
 		}
 	}
 
@@ -126,20 +144,78 @@ func TestRestart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("NewManager after the crash: %v", err)
 	}
-	for _, f := range prints {
+	t.Cleanup(func() { m.Close() })
+	ctx := context.Background()
+	list, err := m.List(ctx, alice, nil)
+	if err != nil || len(list) != 2 || list[0].ID != ids[0] || list[1].ID != ids[1] || list[0].Labels["k"] != "v" {
+		t.Fatalf("List after the restart = %+v, %v; want %v", list, err, ids)
+	}
+	if _, err := m.Get(ctx, bob, ids[0]); err == nil {
+		t.Errorf("another tenant sees a restored environment")
+	}
+	for i, id := range ids {
+		if got := sh(t, m, id, "cat f"); got != "x" {
+			t.Errorf("%s: f = %q after the restart", id, got)
+		}
+		if i == 0 {
+			if got := sh(t, m, id, "cat README.md"); got != "hello\n" {
+				t.Errorf("%s: the workspace's lower layer: README.md = %q", id, got)
+			}
+		}
+		// The events before the crash, exactly, then the loss.
+		var evs []Event
+		ch, err := m.Events(ctx, alice, id, "p1", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ev := range ch {
+			evs = append(evs, ev)
+		}
+		// stdout's and stderr's lines race each other.
+		if len(evs) != 3 || evs[0].Seq != 1 || evs[1].Seq != 2 || string(evs[0].Data)+string(evs[1].Data) != map[string]string{EventStdout: "one\ntwo\n", EventStderr: "two\none\n"}[evs[0].Kind] ||
+			evs[2].Seq != 3 || evs[2].Kind != EventExit || evs[2].Result == nil || evs[2].Result.Error != lostError {
+			t.Fatalf("%s: events of the lost command: %+v", id, evs)
+		}
+		ch, _ = m.Events(ctx, alice, id, "p1", 2)
+		if ev, ok := <-ch; !ok || ev.Seq != 3 {
+			t.Errorf("%s: events after 2: %+v", id, ev)
+		}
+		if res, err := m.Wait(ctx, alice, id, "p1"); err != nil || res.Error != lostError {
+			t.Errorf("%s: Wait on the lost command = %+v, %v", id, res, err)
+		}
+		if p, err := m.Start(ctx, alice, id, ExecRequest{Argv: []string{"true"}}); err != nil || p != "p2" {
+			t.Errorf("%s: a new command after the restart is %q, %v; want p2", id, p, err)
+		}
+	}
+	var after []footprint
+	for _, id := range ids {
+		after = append(after, footprintOf(envOf(t, m, id)))
+		if err := m.Destroy(ctx, alice, id); err != nil {
+			t.Errorf("Destroy %s: %v", id, err)
+		}
+	}
+	for _, f := range append(prints, after...) {
 		f.check(t)
 	}
 	if ents, _ := os.ReadDir(filepath.Join(state, "envs")); len(ents) != 0 {
 		t.Errorf("state directories left: %v", ents)
 	}
-	for _, id := range ids {
-		if _, err := m.Get(context.Background(), alice, id); err == nil {
-			t.Errorf("environment %s recovered", id)
-		}
-	}
 	if err := m.Close(); err != nil {
 		t.Error(err)
 	}
+}
+
+// zombiesOfUID lists the zombies of host uid uid.
+func zombiesOfUID(uid int) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err == nil && strings.Contains(string(b), "\nUid:\t"+strconv.Itoa(uid)+"\t") && strings.Contains(string(b), "\nState:\tZ") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
 
 // TestStateDirLocked: a second Manager on the same state directory fails with

@@ -56,6 +56,8 @@ type environment struct {
 	idlePause time.Duration
 	// pauseMu serialises Pause and Resume (which take up to the freezer's timeout).
 	pauseMu sync.Mutex
+	// from is the leftover the first boot takes over (Recover), nil: none.
+	from *sandbox.Leftover
 
 	// netChanged is closed and replaced (under netMu) whenever the proxy logs a
 	// connection: NetworkEvents waits on it.
@@ -126,11 +128,16 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
 		}
 	} else {
 		m.makeRoom()
-		if e, err = m.start(k, img, o.Mounts, nil); err != nil {
+		if e, err = m.start(k, img, o.Mounts, nil, nil); err != nil {
 			return Info{}, err
 		}
 	}
-	if err := m.adopt(e, o, ttl); err != nil {
+	now := time.Now().UTC()
+	var expires time.Time
+	if ttl > 0 {
+		expires = now.Add(ttl)
+	}
+	if err := m.adopt(e, o, now, expires); err != nil {
 		return Info{}, err
 	}
 	return e.describe(), nil
@@ -196,8 +203,18 @@ func (m *Manager) limits(l Limits) Limits {
 // closes it when it fails. top (nil: none) is the snapshot its workspace
 // continues from; the environment holds it from here on (start releases it
 // when it fails).
-func (m *Manager) start(k shape, img *image.Image, ms []Mount, top *snapshot) (_ *environment, err error) {
+//
+// The sandbox keeps its upper layer when this process dies (sandbox.Config.Keep)
+// and the environment's record says where, so that a later Manager restores it:
+// from is such a record (Recover), whose environment directory is reused and
+// whose sandbox's upper layer is taken over. Otherwise the record written here
+// has no owner (a pool member's, discarded by Recover) until adopt rewrites it.
+// An environment on snapshot layers has none: the layers die with the process.
+func (m *Manager) start(k shape, img *image.Image, ms []Mount, top *snapshot, from *stateRecord) (_ *environment, err error) {
 	e := &environment{m: m, id: newID(), k: k, lower: k.lower, img: img, mounts: ms, top: top, procs: map[string]*process{}}
+	if from != nil {
+		e.id, e.from = from.ID, &from.Sandbox
+	}
 	m.hold(top)
 	defer func() {
 		if err != nil {
@@ -214,8 +231,16 @@ func (m *Manager) start(k shape, img *image.Image, ms []Mount, top *snapshot) (_
 		e.info.Mounts = append(e.info.Mounts, Mount{Target: mt.Target, Mode: mt.Mode})
 	}
 	e.dir = filepath.Join(m.envsDir(), e.id)
-	if err := os.Mkdir(e.dir, 0o700); err != nil {
-		return nil, fmt.Errorf("env: %w", err)
+	// removeDir undoes what start made of e.dir: a restored environment's stays.
+	removeDir := func() {
+		if from == nil {
+			os.RemoveAll(e.dir)
+		}
+	}
+	if from == nil {
+		if err := os.Mkdir(e.dir, 0o700); err != nil {
+			return nil, fmt.Errorf("env: %w", err)
+		}
 	}
 	if k.network {
 		e.netChanged = make(chan struct{})
@@ -223,7 +248,7 @@ func (m *Manager) start(k shape, img *image.Image, ms []Mount, top *snapshot) (_
 			UpstreamRoots: m.cfg.EgressRoots,
 			OnEvent:       func(egress.Event) { e.netNotify() }})
 		if err != nil {
-			os.RemoveAll(e.dir)
+			removeDir()
 			return nil, fmt.Errorf("env: egress proxy: %w", err)
 		}
 	}
@@ -234,8 +259,14 @@ func (m *Manager) start(k shape, img *image.Image, ms []Mount, top *snapshot) (_
 		if e.proxy != nil {
 			e.proxy.Close()
 		}
-		os.RemoveAll(e.dir)
+		removeDir()
 		return nil, err
+	}
+	if from == nil && top == nil {
+		if err := e.writeRecord(&stateRecord{Version: recordVersion, ID: e.id, Sandbox: e.sb.Leftover()}); err != nil {
+			e.teardown()
+			return nil, err
+		}
 	}
 	return e, nil
 }
@@ -252,6 +283,7 @@ func (e *environment) boot() error {
 		mounts = append(mounts, mt.sandbox())
 	}
 	cfg := sandbox.Config{
+		From:          e.from,
 		Persistent:    true,
 		Workspace:     k.lower,
 		Layers:        e.top.layers(),
@@ -262,10 +294,16 @@ func (e *environment) boot() error {
 		Pids:          k.limits.Pids,
 		CPUs:          k.limits.CPUs,
 	}
+	if e.top == nil {
+		cfg.Keep = filepath.Join(e.dir, recordName)
+	} else if err := os.Remove(filepath.Join(e.dir, recordName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("env: state record: %w", err) // on layers that die with this process
+	}
 	if e.proxy != nil {
 		cfg.Network = &sandbox.Network{Proxy: e.proxy}
 	}
 	sb, err := sandbox.Start(cfg, sandbox.Stdio{})
+	e.from = nil // taken over, or refused: never again
 	if err != nil {
 		return fmt.Errorf("env: start sandbox: %w", err)
 	}
@@ -316,9 +354,10 @@ func (e *environment) current(sb *sandbox.Sandbox) bool {
 	return e.sb == sb && !e.sealing
 }
 
-// adopt gives a started environment (fresh or claimed from a pool) what differs
-// per create and makes it live. ttl is o's, or the Manager's default.
-func (m *Manager) adopt(e *environment, o CreateOptions, ttl time.Duration) error {
+// adopt gives a started environment (fresh, claimed from a pool or restored)
+// what differs per create, records it (see stateRecord) and makes it live.
+// created is its creation time, expires the end of its TTL (zero: none).
+func (m *Manager) adopt(e *environment, o CreateOptions, created, expires time.Time) error {
 	now := time.Now().UTC()
 	idle, idlePause := o.Idle, o.IdlePause
 	if idle == 0 {
@@ -328,10 +367,12 @@ func (m *Manager) adopt(e *environment, o CreateOptions, ttl time.Duration) erro
 		idlePause = m.cfg.DefaultIdlePause
 	}
 	e.mu.Lock()
-	e.info.Owner, e.info.Labels, e.info.CreatedAt = o.Owner, o.Labels, now
+	e.info.Owner, e.info.Labels, e.info.CreatedAt = o.Owner, o.Labels, created
 	e.lastUsed = now
-	if ttl > 0 {
-		e.info.ExpiresAt = now.Add(ttl)
+	e.info.ExpiresAt = expires
+	var ttl time.Duration
+	if !expires.IsZero() {
+		ttl = expires.Sub(created)
 	}
 	e.idle, e.ttl, e.idlePause = idle, ttl, idlePause
 	e.info.OnTimeout = o.OnTimeout
@@ -347,6 +388,13 @@ func (m *Manager) adopt(e *environment, o CreateOptions, ttl time.Duration) erro
 		if err := e.proxy.SetPolicy(o.Network.policy()); err != nil {
 			e.teardown()
 			return fmt.Errorf("env: egress proxy: %w", err) // validated: a bug
+		}
+	}
+	if e.top == nil { // see start
+		rec := &stateRecord{Version: recordVersion, ID: e.id, Options: o, Created: created, Expires: expires, Sandbox: e.sb.Leftover()}
+		if err := e.writeRecord(rec); err != nil {
+			e.teardown()
+			return err
 		}
 	}
 	m.mu.Lock()

@@ -14,19 +14,18 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/agentbox/agentbox/internal/sandbox"
 )
 
 // Manager is the Service: it owns every environment of one agentbox process. Its
 // methods are safe for concurrent use.
 //
-// Environments live as long as the process that made them. Each one's sandbox
-// init dies with it (parent-death signal) and with the init its whole pid
-// namespace; what is left on the host (the upper layer's tmpfs, the cgroup, the
-// host uid reservation, the environment's state directory) is removed by Recover,
-// which NewManager runs. Environments are therefore reaped, never recovered, after
-// a restart; artifacts, which are plain files, survive.
+// Environments outlive the process that made them by their files. Each one's
+// sandbox init dies with the process (parent-death signal) and with the init its
+// whole pid namespace, but the sandbox's upper layer (every file written) and host
+// ids stay (sandbox.Config.Keep), and the environment's record says what it was
+// (see stateRecord): the next Manager on the same StateDir restores it (Recover),
+// under its id, on a fresh sandbox, its background commands reported lost.
+// Artifacts, which are plain files, survive too.
 type Manager struct {
 	cfg   Config
 	lock  *os.File // exclusive flock on StateDir while the Manager lives
@@ -114,34 +113,6 @@ func NewManager(cfg Config) (*Manager, error) {
 }
 
 func (m *Manager) envsDir() string { return filepath.Join(m.cfg.StateDir, "envs") }
-
-// Recover removes what environments of a previous agentbox process left behind:
-// sandbox leftovers (upper-layer tmpfs mounts, cgroups, host uid reservations of
-// every dead agentbox process, see sandbox.ReapStale) and the environment state
-// directories under StateDir, which this Manager's lock makes ours. The
-// environments themselves are gone: their processes died with that process.
-// NewManager runs it; it is safe to run again (live sandboxes are never touched).
-func (m *Manager) Recover() error {
-	var errs []error
-	if err := sandbox.ReapStale(); err != nil && !errors.Is(err, sandbox.ErrUnsupported) {
-		errs = append(errs, err)
-	}
-	ents, err := os.ReadDir(m.envsDir())
-	if err != nil {
-		errs = append(errs, err)
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, e := range ents {
-		if _, live := m.envs[e.Name()]; live {
-			continue
-		}
-		if err := os.RemoveAll(filepath.Join(m.envsDir(), e.Name())); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
 
 // Close destroys every environment and pool member, stops the reaper and the
 // pools' filler and releases StateDir. Methods called after it fail with

@@ -341,7 +341,7 @@ func (m *Manager) fillOne(p *pool) {
 	}
 	var e *environment
 	if err == nil {
-		e, err = m.start(p.key, img, nil, nil)
+		e, err = m.start(p.key, img, nil, nil, nil)
 	}
 	m.mu.Lock()
 	p.starting--

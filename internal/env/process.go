@@ -328,6 +328,9 @@ func (m *Manager) Resize(ctx context.Context, owner Owner, id, procID string, si
 		return err
 	}
 	defer done()
+	if p.cmd == nil { // restored (see Recover): over
+		return nil
+	}
 	if err := p.cmd.Resize(size); err != nil {
 		if errors.Is(err, runner.ErrInvalidSpec) {
 			return fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -349,6 +352,8 @@ func (m *Manager) Signal(ctx context.Context, owner Owner, id, procID string, si
 		return err
 	}
 	defer done()
-	p.cmd.Signal(s)
+	if p.cmd != nil { // nil: restored (see Recover), over
+		p.cmd.Signal(s)
+	}
 	return nil
 }

@@ -261,11 +261,16 @@ func (m *Manager) forkOne(e *environment, s *snapshot, co CreateOptions) (*envir
 		}
 	}
 	m.makeRoom()
-	c, err := m.start(e.k, img, e.mounts, s)
+	c, err := m.start(e.k, img, e.mounts, s, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.adopt(c, co, co.TTL); err != nil {
+	now := time.Now().UTC()
+	var expires time.Time
+	if co.TTL > 0 {
+		expires = now.Add(co.TTL)
+	}
+	if err := m.adopt(c, co, now, expires); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -102,6 +102,38 @@ type Config struct {
 	// Network, when set, gives the sandbox its one way out: an egress proxy on the
 	// host. Nil: no network at all but the sandbox's own loopback.
 	Network *Network
+
+	// Keep, if set, is the absolute path of the file where the caller records
+	// the sandbox's Leftover: what an overlay sandbox holds on the host's disk
+	// (its state directory, with the upper layers, and its host id reservation)
+	// is kept when agentbox dies without Destroy, and ReapStale leaves it for a
+	// later Start From it, or Discard, for as long as that file exists. Destroy
+	// removes it as always.
+	Keep string
+	// From, if set, is the Leftover of a kept sandbox whose agentbox died: this
+	// sandbox takes over its upper layers (the workspace's and the root's, with
+	// every file written to them) and its host ids instead of starting empty. The
+	// rest of the configuration must be the one it was started with.
+	From *Leftover
+}
+
+// Leftover names what a kept sandbox (Config.Keep) leaves on the host when its
+// agentbox dies: its state directory and its host uid. It is data a caller
+// stores, so Start checks it as untrusted input (see Config.From).
+type Leftover struct {
+	State string `json:"state"`
+	UID   int    `json:"uid"`
+}
+
+// LeftoverError says why a Leftover was refused: it names no kept sandbox of a
+// dead agentbox (a forged or stale record, or one whose sandbox still runs).
+type LeftoverError struct {
+	Leftover Leftover
+	Reason   string
+}
+
+func (e *LeftoverError) Error() string {
+	return fmt.Sprintf("sandbox: leftover %s (uid %d) refused: %s", e.Leftover.State, e.Leftover.UID, e.Reason)
 }
 
 // DefaultProxyPort is Network.Port when it is zero.

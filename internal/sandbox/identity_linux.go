@@ -251,6 +251,10 @@ func reapIDsIn(dir string) error {
 			errs = append(errs, fmt.Errorf("reap host id %s: %w", name, err))
 			continue
 		}
+		if kept(p) {
+			l.Close() // for a Start From it, or Discard, while its record exists
+			continue
+		}
 		if b, err := os.ReadFile(filepath.Join(p, cgroupRecord)); err == nil {
 			if cg := string(b); strings.HasPrefix(cg, CgroupPrefix) && len(cg) == len(CgroupPrefix)+16 {
 				if _, err := cgroup.Reap("", cg); err != nil && !errors.Is(err, cgroup.ErrUnsupported) {

@@ -77,13 +77,21 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 	if err := requireMechanisms(); err != nil {
 		return nil, err
 	}
-	if cfg.build != nil {
+	switch {
+	case cfg.build != nil:
 		s.id, err = buildIdentity()
-	} else {
+	case cfg.From != nil:
+		s.id, err = s.takeLeftover(*cfg.From)
+	default:
 		s.id, err = newIdentity()
 	}
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Keep != "" && s.id.reserve != "" {
+		if err := markKept(s.id.reserve, cfg.Keep); err != nil {
+			return nil, err
+		}
 	}
 	cgName, err := cgroupName()
 	if err != nil {
@@ -230,6 +238,8 @@ func (c *Config) fill() error {
 		return errors.New("sandbox: a persistent sandbox takes no command, environment or directory (Exec does)")
 	case !c.Persistent && (len(c.Argv) == 0 || c.Argv[0] == ""):
 		return errors.New("sandbox: empty command")
+	case c.From != nil && (c.Workspace == "" || c.WorkspaceWrite):
+		return errors.New("sandbox: From takes over an overlay workspace's upper layer: give the Workspace, without WorkspaceWrite")
 	}
 	if !c.Persistent {
 		c.Env, c.Dir = imageEnv(c.Image, c.Env, c.Dir)
@@ -315,6 +325,17 @@ func (s *Sandbox) abort() {
 	if s.cg != nil {
 		_ = s.cg.Kill()
 		_ = s.cg.Delete()
+	}
+	if s.cfg.From != nil {
+		// The leftover stays as it was, for another Start or Discard.
+		for _, f := range s.stateLocks {
+			f.Close()
+		}
+		s.stateLocks = nil
+		if s.id != nil && s.id.lock != nil {
+			s.id.lock.Close()
+		}
+		return
 	}
 	_ = s.removeState()
 	if s.id != nil {

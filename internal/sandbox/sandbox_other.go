@@ -118,3 +118,9 @@ func (s *Sandbox) Pause() error { return ErrUnsupported }
 
 // Resume fails with ErrUnsupported.
 func (s *Sandbox) Resume() error { return ErrUnsupported }
+
+// Leftover returns the zero Leftover.
+func (s *Sandbox) Leftover() Leftover { return Leftover{} }
+
+// Discard fails with ErrUnsupported.
+func Discard(l Leftover) error { return ErrUnsupported }

@@ -125,15 +125,27 @@ func (s *Sandbox) ensureState() error {
 			return err
 		}
 	}
+	if s.cfg.Keep != "" {
+		if err := markKept(dir, s.cfg.Keep); err != nil {
+			return err
+		}
+	}
 	return s.stateDir("", 0o700)
 }
 
 // stateDir makes the directory name of the state directory ("" for itself) with
-// perm, owned by the sandbox's host uid.
+// perm, owned by the sandbox's host uid. A sandbox started From a leftover finds
+// it there already: it must be a directory, not a link.
 func (s *Sandbox) stateDir(name string, perm os.FileMode) error {
 	p := filepath.Join(s.state, name)
 	if name != "" {
-		if err := os.Mkdir(p, perm); err != nil {
+		err := os.Mkdir(p, perm)
+		if errors.Is(err, os.ErrExist) && s.cfg.From != nil {
+			if fi, lerr := os.Lstat(p); lerr == nil && fi.IsDir() {
+				err = nil
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("create upper layer: %w", err)
 		}
 	}
@@ -243,6 +255,9 @@ func reapStateDir(dir string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("reap state %s: %w", dir, err)
+	}
+	if kept(dir) {
+		return nil // for a Start From it, or Discard, while its record exists
 	}
 	// Every tmpfs stacked there, however many a crash left.
 	for unix.Unmount(dir, unix.MNT_DETACH) == nil {
