@@ -13,17 +13,20 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/agentbox/agentbox/internal/egress"
 	"github.com/agentbox/agentbox/internal/testenv"
 )
 
 // crashHelperEnv makes the test binary act as an agentbox daemon holding two
 // environments on the state directory named by its value (one from the
-// workspace in crashWorkspaceEnv, one with nothing), each with a file written and
+// workspace in crashWorkspaceEnv, one with nothing, one with a network holding a
+// secret), each with a file written and
 // a background command that printed two lines and runs on, print their
 // footprints, and wait to be killed.
 const (
 	crashHelperEnv    = "AGENTBOX_ENV_TEST_CRASH"
 	crashWorkspaceEnv = "AGENTBOX_ENV_TEST_CRASH_WS"
+	crashSecret       = "s3cret-value-never-on-disk"
 )
 
 func runCrashHelper() {
@@ -36,7 +39,12 @@ func runCrashHelper() {
 		fail(err)
 	}
 	ctx := context.Background()
-	for _, o := range []CreateOptions{{Owner: alice, Workspace: os.Getenv(crashWorkspaceEnv), Labels: map[string]string{"k": "v"}}, {Owner: alice}} {
+	ph, err := egress.NewPlaceholder("TOKEN")
+	if err != nil {
+		fail(err)
+	}
+	secret := &Network{Allow: []string{"example.com"}, Secrets: []egress.Secret{{Name: "TOKEN", Hosts: []string{"example.com"}, Placeholder: ph, Value: crashSecret}}}
+	for _, o := range []CreateOptions{{Owner: alice, Workspace: os.Getenv(crashWorkspaceEnv), Labels: map[string]string{"k": "v"}}, {Owner: alice}, {Owner: alice, Network: secret}} {
 		info, err := m.Create(ctx, o)
 		if err != nil {
 			fail(err)
@@ -66,7 +74,8 @@ func runCrashHelper() {
 // namespaces with them) but keeps each one's upper layer and records; NewManager
 // in another process on the same state directory restores them: listed with
 // their owner and labels, every file there, the commands' events kept and ended
-// by a "lost" exit, exec working. Destroy then leaves nothing, old or new.
+// by a "lost" exit, exec working; a network that held a secret (never written to
+// disk) reaches nothing. Destroy then leaves nothing, old or new.
 //
 // The dead daemon's inits are orphans: whoever reaps them is the daemon's
 // supervisor's business (pid 1 here reaps nothing), so the test is that
@@ -113,7 +122,7 @@ func TestRestartRestoresDeadInit(t *testing.T) {
 		ids = append(ids, f[0])
 		inits = append(inits, pid)
 	}
-	if len(prints) != 2 {
+	if len(prints) != 3 {
 		t.Fatalf("helper gave %d footprints", len(prints))
 	}
 	for _, f := range prints {
@@ -140,6 +149,9 @@ func TestRestartRestoresDeadInit(t *testing.T) {
 		}
 	}
 
+	if b, _ := os.ReadFile(filepath.Join(state, "envs", ids[2], recordName)); !strings.Contains(string(b), `"withheld":true`) || strings.Contains(string(b), crashSecret) {
+		t.Errorf("the record of an environment with a secret: %s", b)
+	}
 	m, err := NewManager(Config{StateDir: state})
 	if err != nil {
 		t.Fatalf("NewManager after the crash: %v", err)
@@ -147,9 +159,14 @@ func TestRestartRestoresDeadInit(t *testing.T) {
 	t.Cleanup(func() { m.Close() })
 	ctx := context.Background()
 	list, err := m.List(ctx, alice, nil)
-	if err != nil || len(list) != 2 || list[0].ID != ids[0] || list[1].ID != ids[1] || list[0].Labels["k"] != "v" {
+	if err != nil || len(list) != 3 || list[0].ID != ids[0] || list[1].ID != ids[1] || list[2].ID != ids[2] || list[0].Labels["k"] != "v" {
 		t.Fatalf("List after the restart = %+v, %v; want %v", list, err, ids)
 	}
+	// The secret was never on disk, so the restored network fails closed.
+	if n := list[2].Network; n == nil || len(n.Allow) != 0 || len(n.Secrets) != 0 {
+		t.Errorf("the restored network that held a secret: %+v", n)
+	}
+
 	if _, err := m.Get(ctx, bob, ids[0]); err == nil {
 		t.Errorf("another tenant sees a restored environment")
 	}

@@ -58,6 +58,10 @@ type environment struct {
 	pauseMu sync.Mutex
 	// from is the leftover the first boot takes over (Recover), nil: none.
 	from *sandbox.Leftover
+	// opts is what adopt was given (see saveRecord); recordMu serialises writes
+	// of the record.
+	opts     CreateOptions
+	recordMu sync.Mutex
 
 	// netChanged is closed and replaced (under netMu) whenever the proxy logs a
 	// connection: NetworkEvents waits on it.
@@ -383,6 +387,8 @@ func (m *Manager) adopt(e *environment, o CreateOptions, created, expires time.T
 		n := *o.Network
 		e.info.Network = &n
 	}
+	e.opts = o
+	e.opts.Limits = e.info.Limits // filled in: a restart under other defaults keeps them
 	e.mu.Unlock()
 	if o.Network != nil {
 		if err := e.proxy.SetPolicy(o.Network.policy()); err != nil {
@@ -390,12 +396,9 @@ func (m *Manager) adopt(e *environment, o CreateOptions, created, expires time.T
 			return fmt.Errorf("env: egress proxy: %w", err) // validated: a bug
 		}
 	}
-	if e.top == nil { // see start
-		rec := &stateRecord{Version: recordVersion, ID: e.id, Options: o, Created: created, Expires: expires, Sandbox: e.sb.Leftover()}
-		if err := e.writeRecord(rec); err != nil {
-			e.teardown()
-			return err
-		}
+	if err := e.saveRecord(); err != nil {
+		e.teardown()
+		return err
 	}
 	m.mu.Lock()
 	if m.closed || e.isDestroyed() {

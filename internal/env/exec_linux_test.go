@@ -211,7 +211,8 @@ func TestOutputArtifacts(t *testing.T) {
 			t.Fatalf("%s: bob reads alice's output: %v", c.name, err)
 		}
 	}
-	if left, err := os.ReadDir(envOf(t, m, id).dir); err != nil || len(left) != 0 {
+	left, err := os.ReadDir(envOf(t, m, id).dir)
+	if err != nil || len(left) != 1 || left[0].Name() != recordName { // the record stays
 		t.Fatalf("left in the environment's directory: %v %v", left, err)
 	}
 }

@@ -90,6 +90,14 @@ func (m *Manager) SetNetwork(ctx context.Context, owner Owner, id string, n Netw
 	if e.proxy == nil {
 		return fmt.Errorf("%w: environment %s was created without a network; create one with network set", ErrInvalid, id)
 	}
+	if err := e.setNetwork(n); err != nil {
+		return err
+	}
+	return e.saveRecord()
+}
+
+// setNetwork is SetNetwork's change, under e.mu.
+func (e *environment) setNetwork(n Network) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	n.Secrets = e.info.Network.Secrets // the placeholders are in the commands' environments

@@ -48,10 +48,16 @@ func (m *Manager) Resume(ctx context.Context, owner Owner, id string) (Info, err
 	now := time.Now().UTC()
 	e.paused = false
 	e.info.PausedAt = time.Time{}
-	if e.ttl > 0 && now.After(e.info.ExpiresAt) {
+	renewed := e.ttl > 0 && now.After(e.info.ExpiresAt)
+	if renewed {
 		e.info.ExpiresAt = now.Add(e.ttl)
 	}
 	e.mu.Unlock()
+	if renewed {
+		if err := e.saveRecord(); err != nil {
+			return Info{}, err
+		}
+	}
 	return e.describe(), nil
 }
 

@@ -80,6 +80,13 @@ func (m *Manager) Recover() error {
 // live, with the background commands its directory holds the spools of.
 func (m *Manager) restore(r *stateRecord) error {
 	o := r.Options
+	if r.Withheld {
+		// Its secrets and scan values were never on disk: without them its
+		// network fails closed, reaching nothing (SetNetwork opens it again).
+		o.Network = &Network{Scan: o.Network.Scan}
+		m.cfg.Log.Warn("env: a restored environment's network held secrets or scan values, which are not kept on disk: it reaches nothing until set again",
+			"env", r.ID)
+	}
 	lower, err := m.lowerOf(o)
 	if err != nil {
 		return err
@@ -92,7 +99,7 @@ func (m *Manager) restore(r *stateRecord) error {
 	if !r.Expires.IsZero() {
 		ttl = r.Expires.Sub(r.Created)
 	}
-	e, err := m.start(shapeOf(o, lower, o.Limits, ttl), img, o.Mounts, nil, r)
+	e, err := m.start(shapeOf(o, lower, m.limits(o.Limits), ttl), img, o.Mounts, nil, r)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,9 @@ type stateRecord struct {
 	Created time.Time        `json:"created_at"`
 	Expires time.Time        `json:"expires_at,omitzero"`
 	Sandbox sandbox.Leftover `json:"sandbox"`
+	// Withheld: the network held secrets or scan values, which are never
+	// written to disk; the restored environment's network reaches nothing.
+	Withheld bool `json:"withheld,omitempty"`
 }
 
 const (
@@ -38,6 +41,29 @@ const (
 // envIDPattern is every id newID makes: a directory under envs named otherwise
 // is no environment's.
 var envIDPattern = regexp.MustCompile(`^env-[0-9a-f]{24}$`)
+
+// saveRecord writes e's record as of now (see adopt, SetNetwork, Resume).
+func (e *environment) saveRecord() error {
+	e.recordMu.Lock()
+	defer e.recordMu.Unlock()
+	e.mu.Lock()
+	if e.top != nil { // on snapshot layers, which die with this process: see start
+		e.mu.Unlock()
+		return nil
+	}
+	o := e.opts
+	if e.info.Network != nil {
+		n := *e.info.Network
+		o.Network = &n
+	}
+	r := &stateRecord{Version: recordVersion, ID: e.id, Options: o, Created: e.info.CreatedAt, Expires: e.info.ExpiresAt, Sandbox: e.sb.Leftover()}
+	e.mu.Unlock()
+	if n := r.Options.Network; n != nil && (len(n.Secrets) > 0 || len(n.Scan.Values) > 0) {
+		r.Withheld = true
+		n.Secrets = nil
+	}
+	return e.writeRecord(r)
+}
 
 // writeRecord replaces e's record: a new file synced, renamed over the old one,
 // the directory synced, so that a crash leaves the old record or the new one.

@@ -148,3 +148,20 @@ func TestRecordForged(t *testing.T) {
 		t.Fatalf("the live environment: %q", out)
 	}
 }
+
+// TestRecordFollowsNetwork: a network policy set on a live environment is what
+// its record says, so that a restart does not bring back an older one.
+func TestRecordFollowsNetwork(t *testing.T) {
+	m := newManager(t, Config{})
+	info := create(t, m, CreateOptions{Network: &Network{Allow: []string{"example.com"}}})
+	if err := m.SetNetwork(context.Background(), alice, info.ID, Network{Allow: []string{"a.test"}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := m.readRecord(info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := r.Options.Network; n == nil || len(n.Allow) != 1 || n.Allow[0] != "a.test" || r.Withheld {
+		t.Fatalf("record's network after SetNetwork: %+v (withheld %v)", n, r.Withheld)
+	}
+}
