@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/testenv"
+)
+
+// TestRestartEvents: a client following a command's events across a SIGKILL of
+// the daemon and its restart gets each event exactly once and in order: the Go
+// client's stream reconnects to the new daemon by itself (after its last seq), a
+// raw request with Last-Event-ID gets exactly the events after that id, the same
+// bytes. The command, running when the daemon died, ends with its lost exit; the
+// environment's files are there, exec works, and once the new daemon stops
+// nothing of either daemon remains.
+func TestRestartEvents(t *testing.T) {
+	testenv.SkipShort(t, "a daemon killed and restarted")
+	dir := t.TempDir()
+	d := startDaemon(t, dir)
+	tr := d.track()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := client.New(client.Options{Socket: d.socket, Token: e2eToken, Reconnects: 200, ReconnectDelay: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := c.Create(ctx, client.CreateRequest{Workspace: filepath.Join(d.work, "proj")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := c.Exec(ctx, e.ID, client.ExecRequest{Argv: []string{"sh", "-c", "echo kept > f"}}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("write a file: %+v %v", res, err)
+	}
+	proc, err := c.Start(ctx, e.ID, client.ExecRequest{Argv: []string{"sh", "-c", "echo 1; echo 2; echo 3; exec sleep 300"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One stream reads everything the command printed; the other stops after
+	// its first event, to resume across the restart.
+	all := c.Events(ctx, e.ID, proc, 0)
+	for out := ""; out != "1\n2\n3\n"; {
+		ev, err := all.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out += string(ev.Data)
+	}
+	s := c.Events(ctx, e.ID, proc, 0)
+	first, err := s.Next()
+	if err != nil || first.Seq != 1 {
+		t.Fatalf("first event %+v, %v", first, err)
+	}
+	tr.mustHaveSeen(t, 1)
+	d.kill()
+
+	d2 := &daemon{t: t, socket: d.socket, state: d.state, work: d.work, cfg: d.cfg}
+	restarted := make(chan struct{})
+	go func() { defer close(restarted); d2.start() }() // the stream reconnects meanwhile
+	got := []client.Event{first}
+	for {
+		ev, err := s.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the stream across the restart: %v", err)
+		}
+		got = append(got, ev)
+	}
+	<-restarted
+	last := got[len(got)-1]
+	if last.Kind != client.EventExit || last.Result == nil || !strings.HasPrefix(last.Result.Error, "lost:") || last.Result.ExitCode != -1 {
+		t.Fatalf("the last event: %+v", last)
+	}
+	var out string
+	for i, ev := range got {
+		if ev.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d: %+v", i, ev.Seq, got)
+		}
+		out += string(ev.Data)
+	}
+	if out != "1\n2\n3\n" || s.Reconns == 0 {
+		t.Fatalf("the stream got %q in %d events with %d reconnections", out, len(got), s.Reconns)
+	}
+	// The raw protocol: exactly what follows Last-Event-ID.
+	for _, after := range []int{0, 1, len(got) - 1} {
+		ids, datas := rawEvents(t, d2, "/v1/environments/"+e.ID+"/processes/"+proc+"/events", after)
+		if len(ids) != len(got)-after {
+			t.Fatalf("Last-Event-ID %d: ids %v, want %d events", after, ids, len(got)-after)
+		}
+		for i, id := range ids {
+			if id != strconv.FormatInt(got[after+i].Seq, 10) || !strings.Contains(datas[i], `"seq":`+id) {
+				t.Fatalf("Last-Event-ID %d: event %d is id %s %s, want %+v", after, i, id, datas[i], got[after+i])
+			}
+		}
+	}
+	c2 := d2.client(e2eToken)
+	res, err := c2.Exec(ctx, e.ID, client.ExecRequest{Argv: []string{"cat", "f", "hello.txt"}})
+	if err != nil || res.Stdout != "kept\nhello\n" {
+		t.Fatalf("the restored environment: %+v %v", res, err)
+	}
+	tr2 := d2.track()
+	if _, err := c2.Exec(ctx, e.ID, client.ExecRequest{Argv: []string{"sh", "-c", "sleep 0.3"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Destroy(ctx, e.ID); err != nil {
+		t.Fatal(err)
+	}
+	d2.stop()
+	noLeaks(t, tr)
+	noLeaks(t, tr2)
+	tr2.mustHaveSeen(t, 1)
+}
+
+// rawEvents reads a whole event stream with Last-Event-ID after, returning each
+// event's id and data lines.
+func rawEvents(t *testing.T, d *daemon, path string, after int) (ids, datas []string) {
+	t.Helper()
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", d.socket)
+	}}}
+	defer hc.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://agentbox"+path, nil)
+	req.Header.Set("Authorization", "Bearer "+e2eToken)
+	req.Header.Set("Last-Event-ID", strconv.Itoa(after))
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("events: status %d", resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if id, ok := strings.CutPrefix(line, "id: "); ok {
+			ids = append(ids, id)
+		}
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			datas = append(datas, data)
+		}
+	}
+	return ids, datas
+}
