@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -19,8 +20,8 @@ import (
 
 // crashHelperEnv makes the test binary act as an agentbox daemon holding two
 // environments on the state directory named by its value (one from the
-// workspace in crashWorkspaceEnv, one with nothing, one with a network holding a
-// secret), each with a file written and
+// workspace in crashWorkspaceEnv, one with nothing, paused, one with a network
+// holding a secret), each with a file written and
 // a background command that printed two lines and runs on, print their
 // footprints, and wait to be killed.
 const (
@@ -52,7 +53,7 @@ func runCrashHelper() {
 		if err := m.WriteFile(ctx, alice, info.ID, "f", []byte("x")); err != nil {
 			fail(err)
 		}
-		p, err := m.Start(ctx, alice, info.ID, ExecRequest{Argv: []string{"sh", "-c", "echo one; echo two >&2; sleep 1000 & setsid sleep 1001 & wait"}})
+		p, err := m.Start(ctx, alice, info.ID, ExecRequest{Argv: []string{"sh", "-c", "sleep 1000 & setsid sleep 1001 & echo one; echo two >&2; wait"}})
 		if err != nil {
 			fail(err)
 		}
@@ -63,6 +64,13 @@ func runCrashHelper() {
 		<-evs
 		<-evs
 		f := footprintOf(m.envs[info.ID])
+		if o.Workspace == "" && o.Network == nil {
+			// Frozen, its init cannot die of its parent-death signal: the
+			// restore kills it through its old cgroup.
+			if _, err := m.Pause(ctx, alice, info.ID); err != nil {
+				fail(err)
+			}
+		}
 		fmt.Println(info.ID, f.uid, f.state, f.reserve, strings.Join(f.cgroups, ","), m.envs[info.ID].sb.Pid())
 	}
 	fmt.Println("ready")
@@ -135,10 +143,34 @@ func TestRestartRestoresDeadInit(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	killed = true
-	for _, pid := range inits {
-		if !settle(func() bool { n, err := unix.Wait4(pid, nil, unix.WNOHANG, nil); return n == pid || err != nil }) {
+	reaped := func(pid int) bool {
+		n, err := unix.Wait4(pid, nil, unix.WNOHANG, nil)
+		return n == pid || err != nil
+	}
+	for i, pid := range inits {
+		if i == 1 {
+			continue // paused: alive until the restore
+		}
+		if !settle(func() bool { return reaped(pid) }) {
 			t.Errorf("the dead daemon's init %d did not die", pid)
 		}
+	}
+	if len(procsOfUID(prints[1].uid)) == 0 {
+		t.Errorf("the paused environment's processes died with the daemon: the test proves nothing")
+	}
+
+	if b, _ := os.ReadFile(filepath.Join(state, "envs", ids[2], recordName)); !strings.Contains(string(b), `"withheld":true`) || strings.Contains(string(b), crashSecret) {
+		t.Errorf("the record of an environment with a secret: %s", b)
+	}
+	t0 := time.Now()
+	m, err := NewManager(Config{StateDir: state})
+	if err != nil {
+		t.Fatalf("NewManager after the crash: %v", err)
+	}
+	t.Logf("NewManager took %v to restore %d environments", time.Since(t0).Round(time.Millisecond), len(ids))
+	t.Cleanup(func() { m.Close() })
+	if !settle(func() bool { return reaped(inits[1]) }) {
+		t.Errorf("the paused environment's old init %d was not killed", inits[1])
 	}
 	for _, f := range prints {
 		if !settle(func() bool { return len(procsOfUID(f.uid)) == 0 }) {
@@ -148,15 +180,6 @@ func TestRestartRestoresDeadInit(t *testing.T) {
 			t.Errorf("zombies of the dead daemon's init (host uid %d) left: %v", f.uid+1, z)
 		}
 	}
-
-	if b, _ := os.ReadFile(filepath.Join(state, "envs", ids[2], recordName)); !strings.Contains(string(b), `"withheld":true`) || strings.Contains(string(b), crashSecret) {
-		t.Errorf("the record of an environment with a secret: %s", b)
-	}
-	m, err := NewManager(Config{StateDir: state})
-	if err != nil {
-		t.Fatalf("NewManager after the crash: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
 	ctx := context.Background()
 	list, err := m.List(ctx, alice, nil)
 	if err != nil || len(list) != 3 || list[0].ID != ids[0] || list[1].ID != ids[1] || list[2].ID != ids[2] || list[0].Labels["k"] != "v" {
