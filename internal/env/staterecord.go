@@ -138,6 +138,9 @@ func (m *Manager) readRecord(name string) (*stateRecord, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("%s: %w", recordName, err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s: data after the record", recordName)
+	}
 	switch {
 	case r.Version != recordVersion:
 		return nil, fmt.Errorf("%s: version %d, this agentbox reads %d", recordName, r.Version, recordVersion)
