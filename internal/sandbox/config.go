@@ -123,6 +123,12 @@ type Config struct {
 type Leftover struct {
 	State string `json:"state"`
 	UID   int    `json:"uid"`
+	// Init and InitStart are the init's host pid and its start time (field 22
+	// of /proc/PID/stat): an init that outlived its agentbox (a paused one,
+	// frozen before its parent-death signal could act) is killed by a Start From
+	// the leftover, through a pidfd, once it is known to be that init.
+	Init      int    `json:"init_pid,omitempty"`
+	InitStart uint64 `json:"init_start,omitempty"`
 }
 
 // LeftoverError says why a Leftover was refused: it names no kept sandbox of a

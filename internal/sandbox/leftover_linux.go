@@ -26,7 +26,59 @@ func (s *Sandbox) Leftover() Leftover {
 	if s.cfg.Keep == "" || s.state == "" {
 		return Leftover{}
 	}
-	return Leftover{State: s.state, UID: s.id.uid}
+	return Leftover{State: s.state, UID: s.id.uid, Init: s.cmd.Process.Pid, InitStart: s.initStart}
+}
+
+// procStart returns pid's start time (field 22 of /proc/PID/stat) and its real uid.
+func procStart(pid int) (start uint64, uid int, err error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:])) // f[0] is field 3
+	if i < 0 || len(f) < 20 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	if start, err = strconv.ParseUint(f[19], 10, 64); err != nil {
+		return 0, 0, err
+	}
+	st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, 0, err
+	}
+	_, rest, ok := strings.Cut(string(st), "\nUid:\t")
+	if !ok {
+		return 0, 0, fmt.Errorf("/proc/%d/status: no Uid", pid)
+	}
+	uid, err = strconv.Atoi(strings.Fields(rest)[0])
+	return start, uid, err
+}
+
+// killOldInit kills l's init if it still runs: it is a process of that pid and
+// start time, opened as a pidfd first (a pid recycled since is not it), whose
+// real uid is the init's host uid. A live process that matches the pid and start
+// time but not the uid is another process: the leftover is refused.
+func killOldInit(l Leftover, initUID int, refuse func(string, ...any) error) error {
+	if l.Init <= 0 {
+		return nil
+	}
+	fd, err := unix.PidfdOpen(l.Init, 0)
+	if err != nil {
+		return nil // gone (ESRCH)
+	}
+	defer unix.Close(fd)
+	start, uid, err := procStart(l.Init)
+	if err != nil || start != l.InitStart {
+		return nil // gone, or the pid is another process's now
+	}
+	if uid != initUID {
+		return refuse("its init pid %d is a live process of uid %d, not the init's", l.Init, uid)
+	}
+	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && err != unix.ESRCH {
+		return fmt.Errorf("sandbox: kill the leftover's init: %w", err)
+	}
+	return nil
 }
 
 // markKept writes the keep marker for record in dir (root-owned, never through
@@ -84,6 +136,16 @@ func (s *Sandbox) takeLeftover(l Leftover) (*identity, error) {
 	}
 	id, err := takeReservation(l.UID, refuse)
 	if err != nil {
+		return nil, err
+	}
+	// Before the cgroup's kill (below) so a paused init is not thawed first: its
+	// SIGKILL is pending when the freezer lets it go.
+	if err := killOldInit(l, id.initUID, refuse); err != nil {
+		id.lock.Close()
+		return nil, err
+	}
+	if err := id.reapOldCgroup(); err != nil {
+		id.lock.Close()
 		return nil, err
 	}
 	root, err := openStateRoot(unix.LOCK_SH)
@@ -155,7 +217,7 @@ func removeBelow(dir, rel string) error {
 }
 
 // takeReservation takes the kept reservation of a dead sandbox's uid (as root;
-// otherwise uid must be the caller's own) and removes the cgroup it names.
+// otherwise uid must be the caller's own).
 func takeReservation(uid int, refuse func(string, ...any) error) (*identity, error) {
 	if os.Geteuid() != 0 {
 		if uid != os.Geteuid() {
@@ -186,15 +248,24 @@ func takeReservation(uid int, refuse func(string, ...any) error) (*identity, err
 		lock.Close()
 		return nil, refuse("its reservation is not kept, or its record is gone")
 	}
-	if b, err := os.ReadFile(filepath.Join(p, cgroupRecord)); err == nil {
-		if cg := string(b); strings.HasPrefix(cg, CgroupPrefix) && len(cg) == len(CgroupPrefix)+16 {
-			if _, err := cgroup.Reap("", cg); err != nil && !errors.Is(err, cgroup.ErrUnsupported) {
-				lock.Close()
-				return nil, fmt.Errorf("sandbox: remove the leftover's cgroup: %w", err)
-			}
+	return &identity{uid: uid, gid: uid, initUID: uid + 1, initGID: uid + 1, root: true, reserve: p, lock: lock}, nil
+}
+
+// reapOldCgroup kills and removes the cgroup the reservation names (root only).
+func (id *identity) reapOldCgroup() error {
+	if id.reserve == "" {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(id.reserve, cgroupRecord))
+	if err != nil {
+		return nil
+	}
+	if cg := string(b); strings.HasPrefix(cg, CgroupPrefix) && len(cg) == len(CgroupPrefix)+16 {
+		if _, err := cgroup.Reap("", cg); err != nil && !errors.Is(err, cgroup.ErrUnsupported) {
+			return fmt.Errorf("sandbox: remove the leftover's cgroup: %w", err)
 		}
 	}
-	return &identity{uid: uid, gid: uid, initUID: uid + 1, initGID: uid + 1, root: true, reserve: p, lock: lock}, nil
+	return nil
 }
 
 // Discard removes a kept sandbox's Leftover that nobody will start From: its

@@ -3,8 +3,12 @@ package sandbox
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/internal/testenv"
 )
@@ -44,7 +48,7 @@ func TestLeftover(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := sb.Leftover()
-	if l.State == "" || l.UID != sb.HostUID() {
+	if l.State == "" || l.UID != sb.HostUID() || l.Init != sb.Pid() || l.InitStart == 0 {
 		t.Fatalf("Leftover = %+v", l)
 	}
 	if out, _ := shIn(t, sb, "echo kept > /workspace/b && cat /workspace/a"); out != "lower" {
@@ -73,7 +77,7 @@ func TestLeftover(t *testing.T) {
 	if out, _ := shIn(t, sb2, "cat /workspace/a /workspace/b && echo more > /workspace/c && cat /workspace/c"); out != "lowerkept\nmore\n" {
 		t.Fatalf("restarted sandbox said %q", out)
 	}
-	if sb2.HostUID() != l.UID || sb2.Leftover() != l {
+	if l2 := sb2.Leftover(); sb2.HostUID() != l.UID || l2.State != l.State || l2.UID != l.UID || l2.Init != sb2.Pid() {
 		t.Fatalf("restarted sandbox is uid %d with %+v, want %+v", sb2.HostUID(), sb2.Leftover(), l)
 	}
 	if n, err := sb2.Destroy(); err != nil || n != 0 {
@@ -149,6 +153,17 @@ func TestLeftoverForged(t *testing.T) {
 		}
 	}()
 	live := startPersistent(t, Config{Persistent: true, Workspace: ws, Keep: keepRecord(t)})
+	// A process of the host that a forged init pid (with its true start time)
+	// names: it must not be signalled.
+	bystander := exec.Command("sleep", "1000")
+	if err := bystander.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { bystander.Process.Kill(); bystander.Wait() }()
+	byStart, _, err := procStart(bystander.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
 	link := filepath.Join(stateRoot, statePrefix+"link")
 	if err := os.Symlink(victim, link); err != nil {
 		t.Fatal(err)
@@ -166,6 +181,8 @@ func TestLeftoverForged(t *testing.T) {
 		{"host root", Leftover{State: l.State, UID: 0}},
 		{"a live sandbox's", live.Leftover()},
 		{"a live sandbox's uid", Leftover{State: l.State, UID: live.HostUID()}},
+		{"another process as its init", Leftover{State: l.State, UID: l.UID, Init: bystander.Process.Pid, InitStart: byStart}},
+		{"the live sandbox's init", Leftover{State: l.State, UID: l.UID, Init: live.Pid(), InitStart: live.initStart}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var le *LeftoverError
@@ -183,6 +200,13 @@ func TestLeftoverForged(t *testing.T) {
 	}
 	if out, _ := shIn(t, live, "echo alive"); out != "alive\n" {
 		t.Fatalf("the live sandbox: %q", out)
+	}
+	if err := bystander.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("a forged init pid's process was signalled: %v", err)
+	}
+	var status unix.WaitStatus
+	if pid, _ := unix.Wait4(bystander.Process.Pid, &status, unix.WNOHANG, nil); pid != 0 {
+		t.Fatalf("the bystander died: %v", status)
 	}
 	if _, err := os.Stat(l.State); err != nil {
 		t.Fatalf("a forged leftover removed the real one: %v", err)

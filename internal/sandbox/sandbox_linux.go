@@ -36,9 +36,10 @@ type Sandbox struct {
 
 	unspawn func() // called once the init is reaped (see spawn)
 
-	startNS int64
-	stampMu sync.Mutex
-	stamps  []nsinit.Stamp
+	startNS   int64
+	initStart uint64 // the init's start time (see Leftover)
+	stampMu   sync.Mutex
+	stamps    []nsinit.Stamp
 
 	statusDone chan struct{}
 	report     *nsinit.Message // last message from the init; read after statusDone
@@ -209,6 +210,9 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 		return nil, &MissingError{Mechanism: "clone into new namespaces", Err: err}
 	}
 	s.cmd = cmd
+	if cfg.Keep != "" {
+		s.initStart, _, _ = procStart(cmd.Process.Pid) // it cannot have been reaped yet
+	}
 	go s.readStatus(stR)
 	s.mark("clone")
 
