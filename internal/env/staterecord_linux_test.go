@@ -165,3 +165,32 @@ func TestRecordFollowsNetwork(t *testing.T) {
 		t.Fatalf("record's network after SetNetwork: %+v (withheld %v)", n, r.Withheld)
 	}
 }
+
+// TestRecordGoesWithSnapshot: an environment on snapshot layers has no record
+// (the layers are detached mounts that die with this process, so a restart
+// could not restore it): a snapshot removes its record, a fork never has one,
+// and neither's sandbox keeps a leftover for ReapStale to spare.
+func TestRecordGoesWithSnapshot(t *testing.T) {
+	m := newManager(t, Config{})
+	ctx := context.Background()
+	id := create(t, m, CreateOptions{}).ID
+	if _, err := os.Lstat(filepath.Join(envOf(t, m, id).dir, recordName)); err != nil {
+		t.Fatalf("no record before the snapshot: %v", err)
+	}
+	if _, err := m.Snapshot(ctx, alice, id); err != nil {
+		t.Fatal(err)
+	}
+	forks, err := m.Fork(ctx, alice, id, ForkOptions{Count: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, eid := range []string{id, forks[0].ID} {
+		e := envOf(t, m, eid)
+		if _, err := os.Lstat(filepath.Join(e.dir, recordName)); err == nil {
+			t.Errorf("%s on snapshot layers has a record", eid)
+		}
+		if l := e.sandbox().Leftover(); l != (sandbox.Leftover{}) {
+			t.Errorf("%s on snapshot layers keeps %+v", eid, l)
+		}
+	}
+}
