@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -227,6 +228,10 @@ func person(t testing.TB, dir string) (hook func(context.Context, string, json.R
 	}, func() { s.Close() }
 }
 
+// campaignKills is how many kills TestCrashCampaign makes at least: CI's
+// 1,100, or a benchmark-style run's (-campaign.kills 10000).
+var campaignKills = flag.Int("campaign.kills", 1100, "kills of TestCrashCampaign (not -short)")
+
 // campaignCompactAfter compacts the campaign session's context every 8 results.
 const campaignCompactAfter = 8
 
@@ -333,7 +338,7 @@ func TestCrashCampaign(t *testing.T) {
 	if c := refState.Compaction; c == nil || c.Turns < 3*campaignCompactAfter || refState.Compacting != nil {
 		t.Fatalf("the uninterrupted run's last compaction: %+v (pending %+v)", c, refState.Compacting)
 	}
-	kills := 1100 // every point once, then random points, multiple kills per trial
+	kills := *campaignKills // every point once, then random points, multiple kills per trial
 	if testing.Short() {
 		kills = 0 // a sample: every 8th point, once
 	}
