@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -648,4 +649,128 @@ func TestCoordKeyStays(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestCoordRandomKills: the coordinator SIGKILLed by the test at random
+// points of a running long session (whatever it is doing then), restarted,
+// as many times as it takes. Each session must end done with the
+// uninterrupted run's workspace and one ledger entry, or pause with its
+// unknown calls named and at most one entry (never two): unknown is legal,
+// a guess is not. A paused session's ledger.append is resolved from the
+// ledger, as a person would, and the session goes on.
+func TestCoordRandomKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an environment daemon and many coordinators")
+	}
+	d := startDaemon(t, t.TempDir())
+	ctx := context.Background()
+	ws := coordWorkspace(t, d)
+	refState := filepath.Join(t.TempDir(), "state")
+	ref := startCoord(t, d, refState)
+	r, err := ref.client().Create(ctx, longSpec(coordinator.EnvSpec{Workspace: ws}, "tool:ledger.append"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ref.waitState(r.ID, 3*time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StateEnded })
+	ref.stop()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 17))
+	const runs = 6
+	var kills, done, paused int
+	for run := range runs {
+		state := filepath.Join(t.TempDir(), "state")
+		c := startCoord(t, d, state)
+		s, err := c.client().Create(ctx, longSpec(coordinator.EnvSpec{Workspace: ws}, "tool:ledger.append"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fin coordinator.Info
+		for round := 0; ; round++ {
+			if round > 20 {
+				t.Fatalf("run %d: no end after %d kills", run, round)
+			}
+			at := want.Seq * int64(5+rng.IntN(90)) / 100
+			if round > 0 || !eventually(2*time.Minute, func() bool {
+				i, err := c.client().Get(ctx, s.ID)
+				return err == nil && (i.Seq >= at || i.State != coordinator.StateRunning)
+			}) {
+				// Later rounds run to their end or pause.
+			} else if i, _ := c.client().Get(ctx, s.ID); i.State == coordinator.StateRunning {
+				c.kill()
+				kills++
+				t.Logf("run %d: killed at seq ≥ %d (%d)", run, at, i.Seq)
+				c = startCoord(t, d, state)
+			}
+			fin = c.waitState(s.ID, 3*time.Minute, func(i coordinator.Info) bool {
+				return i.State == coordinator.StateEnded || i.State == coordinator.StatePaused
+			})
+			if n := ledgerLinesInMaybe(state, s.ID); n > 1 {
+				t.Fatalf("run %d: %d ledger entries: a non-idempotent effect repeated", run, n)
+			}
+			if fin.State == coordinator.StateEnded {
+				break
+			}
+			paused++
+			t.Logf("run %d: paused, unknown %v", run, fin.Unknown)
+			for _, call := range fin.Unknown {
+				// What a person checks: the ledger for ledger.append; for a
+				// workspace call, whether the workspace moved from the call's
+				// pre-state (recovery's verdict names both).
+				r := reconciled(t, c, s.ID, call)
+				as := "failed"
+				if (r.Tool == "ledger.append" && ledgerLinesInMaybe(state, s.ID) == 1) || (r.Tool != "ledger.append" && r.Found != r.Pre) {
+					as = "succeeded"
+				}
+				t.Logf("run %d: %s (%s) resolved as %s", run, call, r.Tool, as)
+				if _, err := c.client().Resolve(ctx, s.ID, call, as, "checked by the test"); err != nil {
+					t.Fatalf("run %d: resolve %s: %v", run, call, err)
+				}
+			}
+		}
+		if fin.Diff != want.Diff {
+			got := make(chan trace.Event, 8192)
+			c.sse(ctx, s.ID, 0, got)
+			for len(got) > 0 {
+				e := <-got
+				if e.CallID != "" || strings.HasPrefix(string(e.Type), "Recovery") {
+					t.Logf("event %d %s %s %.300s", e.Seq, e.Type, e.CallID, e.Data)
+				}
+			}
+			t.Logf("got diff\n%s\nwant\n%s", fin.Diff, want.Diff)
+		}
+		if fin.StopReason != "done" || fin.Diff != want.Diff || ledgerLinesInMaybe(state, s.ID) != 1 {
+			t.Fatalf("run %d: %s (%s), ledger %d, same diff %v", run, fin.StopReason, fin.Detail, ledgerLinesInMaybe(state, s.ID), fin.Diff == want.Diff)
+		}
+		done++
+		c.stop()
+	}
+	t.Logf("%d runs, %d kills, %d converged, %d pauses for a person, duplicates 0", runs, kills, done, paused)
+}
+
+// reconciled is recovery's last verdict on a call of a paused session, read
+// from its event stream (which stays open while the session is paused).
+func reconciled(t *testing.T, c *coord, id, call string) trace.Reconcile {
+	t.Helper()
+	i, err := c.client().Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	evs := make(chan trace.Event, 8192)
+	go c.sse(ctx, id, 0, evs)
+	var r trace.Reconcile
+	for {
+		e := <-evs
+		if e.Type == trace.RecoveryReconciled && e.CallID == call {
+			json.Unmarshal(e.Data, &r)
+		}
+		if e.Seq >= i.Seq {
+			return r
+		}
+	}
+}
+
+func ledgerLinesInMaybe(state, id string) int {
+	b, _ := os.ReadFile(filepath.Join(state, "sessions", id, "ledger"))
+	return strings.Count(string(b), "\n")
 }

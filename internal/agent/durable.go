@@ -42,6 +42,11 @@ type Durable struct {
 	// that call's write back, before GoalRevised records it, and "compact:N"
 	// inside the compaction begun by event N (fault injection).
 	Crash func(point string)
+	// recorded is the workspace version the journal's fold holds
+	// (State.Workspace.Version, then each call's): a call that finds the
+	// workspace elsewhere records its diff even if it changed nothing itself
+	// (the effect of a lost call a person resolved as succeeded).
+	recorded string
 }
 
 // halted stops a session whose journal refused an event.
@@ -65,7 +70,9 @@ func (l *loop) effect(ctx context.Context, pre string) *trace.Effect {
 		return nil
 	}
 	e := &trace.Effect{Version: l.o.Tools.Snapshot().Version}
-	if e.Version != pre && d.Diff != nil {
+	moved := e.Version != pre || (d.recorded != "" && e.Version != d.recorded)
+	d.recorded = e.Version
+	if moved && d.Diff != nil {
 		diff, err := d.Diff(context.WithoutCancel(ctx))
 		if err != nil {
 			e.DiffError = err.Error() // a resume will report the drift

@@ -132,7 +132,7 @@ func RunDurable(ctx context.Context, s *journal.Store, w Restorer, o Options, lo
 		return nil, nil, err
 	}
 	st := drv.State()
-	d := &Durable{State: st, Epoch: drv.Epoch(), Diff: w.Diff, Crash: crash, Inbox: s.Steers}
+	d := &Durable{State: st, Epoch: drv.Epoch(), Diff: w.Diff, Crash: crash, Inbox: s.Steers, recorded: st.Workspace.Version}
 	if r, ok := w.(Rewinder); ok {
 		d.Rewind = r.Rewind
 	}
