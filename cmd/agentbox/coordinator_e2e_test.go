@@ -774,3 +774,45 @@ func ledgerLinesInMaybe(state, id string) int {
 	b, _ := os.ReadFile(filepath.Join(state, "sessions", id, "ledger"))
 	return strings.Count(string(b), "\n")
 }
+
+// TestCoordEnvRestart: the environment daemon is SIGKILLed and restarted
+// while a session waits for an approval; the restarted daemon reaps the
+// session's environment, and the coordinator, which served on, resumes the
+// session in a new environment re-derived from its journal: it waits for the
+// answer again, and once approved finishes with the uninterrupted run's
+// workspace and one ledger entry.
+func TestCoordEnvRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and restarts an environment daemon")
+	}
+	d := startDaemon(t, t.TempDir())
+	ctx := context.Background()
+	ws := coordWorkspace(t, d)
+	state := filepath.Join(t.TempDir(), "state")
+	c := startCoord(t, d, state)
+	r, err := c.client().Create(ctx, longSpec(coordinator.EnvSpec{Workspace: ws}, "tool:ledger.append"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := c.waitState(r.ID, 3*time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StateEnded })
+	s, err := c.client().Create(ctx, longSpec(coordinator.EnvSpec{Workspace: ws}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := c.waitState(s.ID, 3*time.Minute, func(i coordinator.Info) bool { return len(i.Awaiting) == 1 })
+	d.kill()
+	if _, err := c.client().Get(ctx, s.ID); err != nil {
+		t.Fatalf("the coordinator without its daemon: %v", err)
+	}
+	d.start()
+	again := c.waitState(s.ID, time.Minute, func(i coordinator.Info) bool {
+		return i.Recoveries >= 1 && len(i.Awaiting) == 1 && i.EnvID != asked.EnvID && i.State == coordinator.StateRunning
+	})
+	if _, err := c.client().Answer(ctx, s.ID, again.Awaiting[0].Request.ID, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	fin := c.waitState(s.ID, 3*time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StateEnded })
+	if fin.StopReason != "done" || fin.Diff != want.Diff || ledgerLinesIn(t, state, s.ID) != 1 {
+		t.Fatalf("after the daemon's restart: %s (%s), ledger %d, same diff %v", fin.StopReason, fin.Detail, ledgerLinesIn(t, state, s.ID), fin.Diff == want.Diff)
+	}
+}

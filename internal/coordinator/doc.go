@@ -9,8 +9,10 @@
 // Either side can die without the other: a killed coordinator leaves the
 // environment and its processes running in the daemon, and its next start
 // resumes every unfinished session (recovery as agentbox resume does, in the
-// same environment); a killed daemon leaves the coordinator serving, and the
-// call it was making is recorded as failed by the tool that made it.
+// same environment); a killed daemon leaves the coordinator serving, the call
+// it was making recorded as failed by the tool that made it, its drivers
+// waiting for the daemon, and a session whose environment the restarted daemon
+// reaped resumed in a new one re-derived from its journal.
 //
 // It does not speak HTTP (package sessionapi does), authenticate anyone, or
 // decide permissions itself: each session's Permissions do, and a person's

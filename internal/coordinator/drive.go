@@ -34,8 +34,9 @@ func (h *Host) start(s *session) {
 	go func() {
 		defer h.wg.Done()
 		err := h.drive(ctx, s)
-		// A daemon that is not there yet (or restarting) is waited for.
-		for wait := time.Second; err != nil && unavailable(err) && ctx.Err() == nil; wait = min(2*wait, time.Minute) {
+		// A daemon that is not there yet (or restarting) is waited for; a
+		// session whose environment was lost goes on in a new one.
+		for wait := time.Second; err != nil && (unavailable(err) || errors.Is(err, errEnvLost)) && ctx.Err() == nil; wait = min(2*wait, time.Minute) {
 			h.cfg.Logf("session %s: %v; trying again in %s", s.id, err, wait)
 			s.mu.Lock()
 			s.err = err.Error()
@@ -111,7 +112,20 @@ func (h *Host) drive(ctx context.Context, s *session) error {
 	}
 	model := sp.Policy.Model
 	ro := agent.Options{Goal: sp.Goal, Policy: pol, Tools: e.Registry, Limits: lim, Model: model, EnvID: id, Permissions: perms}
-	res, _, err := agent.RunDurable(ctx, s.store, restorer{e, fresh}, ro, trace.LogOptions{Session: s.id, Redact: redact}, h.cfg.Journal.Crash)
+	wctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	go h.watch(wctx, id, func() {
+		// Fenced first, as Close does: what the driver had in flight in the
+		// lost environment is left open, for recovery in the next one.
+		if _, err := s.store.Acquire(context.WithoutCancel(ctx)); err != nil {
+			h.cfg.Logf("session %s: fence: %v", s.id, err)
+		}
+		lost(errEnvLost)
+	})
+	res, _, err := agent.RunDurable(wctx, s.store, restorer{e, fresh}, ro, trace.LogOptions{Session: s.id, Redact: redact}, h.cfg.Journal.Crash)
+	if errors.Is(context.Cause(wctx), errEnvLost) {
+		return fmt.Errorf("environment %s: %w", id, errEnvLost)
+	}
 	if err != nil {
 		return err
 	}
@@ -188,6 +202,34 @@ func (h *Host) environment(ctx context.Context, s *session) (id string, fresh bo
 		return "", false, fmt.Errorf("create the environment: %w", err)
 	}
 	return info.ID, true, s.store.SetMeta("env", envRecord{ID: info.ID, Owned: true})
+}
+
+// errEnvLost lets a driver go whose environment the daemon no longer has
+// (destroyed by a daemon restart, or expired): the next driver resumes the
+// session in a new environment, re-derived from the journal.
+var errEnvLost = fmt.Errorf("%w: the environment is gone", agent.ErrDetached)
+
+// envPoll is how often a driver's environment is checked for.
+const envPoll = time.Second
+
+// watch calls lost once the daemon answers that the environment id is gone;
+// a daemon that does not answer is not taken as an answer.
+func (h *Host) watch(ctx context.Context, id string, lost func()) {
+	t := time.NewTicker(envPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		e, err := h.cfg.Env.Get(ctx, id)
+		if client.IsCode(err, client.CodeNotFound) || (err == nil && e.State == "destroyed") {
+			h.cfg.Logf("environment %s is gone: the session goes on in a new one", id)
+			lost()
+			return
+		}
+	}
 }
 
 // alive checks that an environment exists, resuming a paused one.
