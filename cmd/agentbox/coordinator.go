@@ -47,7 +47,7 @@ session that has not ended is resumed (recovery as agentbox resume does, in the
 environment it worked in if the daemon still has it, else in a new one
 re-derived from the journal); SIGTERM stops the drivers without ending their
 sessions, for the next start to resume. agentbox sessions ls|show|approve|deny|
-resolve|cancel --coordinator URL are its client. AGENTBOX_CRASH_AT=POINT kills the
+resolve|steer|cancel --coordinator URL are its client. AGENTBOX_CRASH_AT=POINT kills the
 process at a crash point of a session (see agentbox agent --help).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return coordinatorServe(cmd.Context(), o) },

@@ -816,3 +816,60 @@ func TestCoordEnvRestart(t *testing.T) {
 		t.Fatalf("after the daemon's restart: %s (%s), ledger %d, same diff %v", fin.StopReason, fin.Detail, ledgerLinesIn(t, state, s.ID), fin.Diff == want.Diff)
 	}
 }
+
+// TestCoordSteer: a steer left through the coordinator (sessions steer
+// --coordinator, the API's steer) reaches a paused session: its driver is
+// started, takes the supplement (GoalRevised in the journal, the goal's
+// revision 1), holds the call it was paused in again, and finishes once
+// approved. A steer of an ended session is refused with 409.
+func TestCoordSteer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an environment daemon and a coordinator")
+	}
+	d := startDaemon(t, t.TempDir())
+	ctx := context.Background()
+	ws := coordWorkspace(t, d)
+	state := filepath.Join(t.TempDir(), "state")
+	c := startCoord(t, d, state)
+	sp := longSpec(coordinator.EnvSpec{Workspace: ws})
+	sp.Approvals = coordinator.ApprovalsPause
+	s, err := c.client().Create(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.waitState(s.ID, 3*time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StatePaused && len(i.Awaiting) == 1 })
+	env := []string{"PATH=" + os.Getenv("PATH"), "AGENTBOX_COORDINATOR_TOKEN=" + coordToken}
+	if out, errOut, st := run(t, env, "sessions", "steer", s.ID, "--kind", "supplement", "--message", "also keep README as it is",
+		"--coordinator", c.url); st != 0 || !strings.Contains(out, "steer 1 (supplement)") {
+		t.Fatalf("sessions steer --coordinator: %d\n%s\n%s", st, out, errOut)
+	}
+	again := c.waitState(s.ID, time.Minute, func(i coordinator.Info) bool {
+		return i.Seq > p.Seq && i.State == coordinator.StatePaused && len(i.Awaiting) == 1
+	})
+	revised := false
+	evs := make(chan trace.Event, 8192)
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	go c.sse(sctx, s.ID, p.Seq, evs)
+	for !revised {
+		select {
+		case e := <-evs:
+			revised = e.Type == trace.GoalRevised && strings.Contains(string(e.Data), "also keep README")
+		case <-sctx.Done():
+			t.Fatal("no GoalRevised with the steer's message in the journal")
+		}
+	}
+	if _, err := c.client().Answer(ctx, s.ID, again.Awaiting[0].Request.ID, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	fin := c.waitState(s.ID, 3*time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StateEnded })
+	if fin.StopReason != "done" || ledgerLinesIn(t, state, s.ID) != 1 {
+		t.Fatalf("after the steer: %+v", fin)
+	}
+	if _, err := c.client().Steer(ctx, s.ID, "ask", "still there?"); !client.IsCode(err, client.CodeConflict) {
+		t.Errorf("a steer of an ended session: %v", err)
+	}
+	if _, err := c.client().Steer(ctx, s.ID, "shout", "x"); !client.IsCode(err, client.CodeConflict) && !client.IsCode(err, client.CodeInvalid) {
+		t.Errorf("a steer of another kind: %v", err)
+	}
+}

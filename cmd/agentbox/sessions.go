@@ -104,14 +104,14 @@ on at once.`,
 				"snapshot_seq": st.FromSnapshot, "workspace_version": st.Workspace.Version})
 		},
 	}
-	cmd.AddCommand(resolve, show, steerCmd(), answerCmd(co, true), answerCmd(co, false), lsCmd(co), cancelCmd(co))
+	cmd.AddCommand(resolve, show, steerCmd(co), answerCmd(co, true), answerCmd(co, false), lsCmd(co), cancelCmd(co))
 	return cmd
 }
 
-func steerCmd() *cobra.Command {
+func steerCmd(co *coordFlags) *cobra.Command {
 	var kind, message string
 	cmd := &cobra.Command{
-		Use:   "steer DIR --kind supplement|correct|replace|ask --message TEXT",
+		Use:   "steer DIR|ID --kind supplement|correct|replace|ask --message TEXT",
 		Short: "Send a message to a running (or paused) durable session: change its goal, or ask how it is doing",
 		Long: `Steer leaves a message in the steering inbox of the durable session in DIR; its
 driver (another process) takes it at the next safe point, or agentbox resume DIR
@@ -121,9 +121,22 @@ grants given under the old one, and the results of calls made under it that
 arrive later are recorded but not fed to the agent. ask asks for progress; the
 goal does not change. What the session did with its model reply or the call in
 flight (cancelled, let finish and kept or rolled back, awaited) is recorded as
-GoalRevised; agentbox sessions show DIR lists the steers taken and the answers.`,
+GoalRevised; agentbox sessions show DIR lists the steers taken and the answers.
+With --coordinator URL, ID names a session the coordinator hosts (a paused one
+is started to take it).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if c, err := co.client(); c != nil || err != nil {
+				if err != nil {
+					return err
+				}
+				r, err := c.Steer(cmd.Context(), args[0], kind, message)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "%s: steer %d (%s) left for the session\n", args[0], r.ID, r.Kind)
+				return nil
+			}
 			s, err := journal.Open(args[0], journal.Options{})
 			if err != nil {
 				return err

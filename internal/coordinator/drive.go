@@ -316,8 +316,34 @@ func (h *Host) Resolve(ctx context.Context, id, call, outcome, note string) (Inf
 	})
 }
 
+// Steer leaves a person's message (kind supplement, correct, replace or ask)
+// in the session's steering inbox with agent.Steer, as agentbox sessions steer
+// DIR does; a running driver takes it at its next safe point, a paused
+// session's driver is started to take it.
+func (h *Host) Steer(id, kind, message, by string) (trace.SteerRequest, Info, error) {
+	var r trace.SteerRequest
+	i, err := h.deliver(id, func(s *journal.Store) error {
+		st, err := s.Load()
+		if err != nil {
+			return err
+		}
+		if st.Seq == 0 {
+			return fmt.Errorf("%w: session %s has not started: steer it once it runs", ErrInvalid, id)
+		}
+		r, err = agent.Steer(s, kind, message, by)
+		switch {
+		case errors.Is(err, agent.ErrEnded):
+			return fmt.Errorf("%w: %v", ErrEnded, err)
+		case err != nil: // the kind or the message
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		return nil
+	})
+	return r, i, err
+}
+
 // deliver leaves something for a session's driver in its journal with put
-// (an answer; a steering revision would be another), then starts a driver
+// (an answer, a verdict, a steer), then starts a driver
 // unless one runs, so that a paused session takes it at once.
 func (h *Host) deliver(id string, put func(*journal.Store) error) (Info, error) {
 	s, err := h.session(id)

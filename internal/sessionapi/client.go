@@ -13,6 +13,7 @@ import (
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/coordinator"
 	"github.com/agentbox/agentbox/internal/journal"
+	"github.com/agentbox/agentbox/internal/trace"
 )
 
 // Client calls a coordinator (agentbox sessions --coordinator URL).
@@ -122,4 +123,12 @@ func (c *Client) Answer(ctx context.Context, id, request string, allow bool, sco
 func (c *Client) Resolve(ctx context.Context, id, call, as, note string) (coordinator.Info, error) {
 	var i coordinator.Info
 	return i, c.do(ctx, http.MethodPost, "/v1/sessions/"+esc(id)+"/calls/"+esc(call)+"/resolve", ResolveRequest{As: as, Note: note}, &i)
+}
+
+// Steer leaves a message in a session's steering inbox.
+func (c *Client) Steer(ctx context.Context, id, kind, message string) (trace.SteerRequest, error) {
+	var out struct {
+		Steer trace.SteerRequest `json:"steer"`
+	}
+	return out.Steer, c.do(ctx, http.MethodPost, "/v1/sessions/"+esc(id)+"/steer", SteerRequest{Kind: kind, Message: message}, &out)
 }

@@ -49,7 +49,7 @@ func TestOpenAPI(t *testing.T) {
 		t.Errorf("described %v\nserved    %v", described, served)
 	}
 	for name, v := range map[string]any{"SessionSpec": coordinator.Spec{}, "PolicySpec": coordinator.PolicySpec{},
-		"EnvSpec": coordinator.EnvSpec{}, "Budgets": coordinator.Budgets{}, "Session": coordinator.Info{}, "AnswerRequest": AnswerRequest{}, "ResolveRequest": ResolveRequest{}} {
+		"EnvSpec": coordinator.EnvSpec{}, "Budgets": coordinator.Budgets{}, "Session": coordinator.Info{}, "AnswerRequest": AnswerRequest{}, "ResolveRequest": ResolveRequest{}, "SteerRequest": SteerRequest{}} {
 		var props, fields []string
 		for p := range doc.Components.Schemas[name].Properties {
 			props = append(props, p)

@@ -66,6 +66,7 @@ func (s *Server) routes() []route {
 		{"POST /v1/sessions/{id}/approvals/{request}/approve", true, s.answer(true)},
 		{"POST /v1/sessions/{id}/approvals/{request}/deny", true, s.answer(false)},
 		{"POST /v1/sessions/{id}/calls/{call}/resolve", true, s.resolve},
+		{"POST /v1/sessions/{id}/steer", true, s.steer},
 	}
 }
 
@@ -178,6 +179,26 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, i)
+}
+
+// SteerRequest is the body of steer.
+type SteerRequest struct {
+	Kind    string `json:"kind"` // supplement, correct, replace or ask
+	Message string `json:"message"`
+}
+
+func (s *Server) steer(w http.ResponseWriter, r *http.Request) {
+	var v SteerRequest
+	if err := decode(r, &v); err != nil {
+		writeError(w, err)
+		return
+	}
+	st, i, err := s.host.Steer(r.PathValue("id"), v.Kind, v.Message, "api")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"steer": st, "session": i})
 }
 
 // decode reads a JSON body into v, refusing unknown fields and trailing data.

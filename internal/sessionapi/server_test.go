@@ -78,7 +78,8 @@ func TestAuth(t *testing.T) {
 	routes := [][2]string{{"POST", "/v1/sessions"}, {"GET", "/v1/sessions"}, {"GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA"},
 		{"GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA/events"}, {"POST", "/v1/sessions/s-AAAAAAAAAAAAAAAA/cancel"},
 		{"GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA/approvals"}, {"POST", "/v1/sessions/s-AAAAAAAAAAAAAAAA/approvals/req_1/approve"},
-		{"POST", "/v1/sessions/s-AAAAAAAAAAAAAAAA/approvals/req_1/deny"}, {"POST", "/v1/sessions/s-AAAAAAAAAAAAAAAA/calls/call_1/resolve"}}
+		{"POST", "/v1/sessions/s-AAAAAAAAAAAAAAAA/approvals/req_1/deny"}, {"POST", "/v1/sessions/s-AAAAAAAAAAAAAAAA/calls/call_1/resolve"},
+		{"POST", "/v1/sessions/s-AAAAAAAAAAAAAAAA/steer"}}
 	for _, auth := range []string{"", "Bearer", "Bearer ", "Bearer wrong", "bearer " + token, "Bearer " + token[:len(token)-1],
 		"Bearer " + token + "x", "Basic " + token, "Bearer  " + token} {
 		for _, rt := range routes {
