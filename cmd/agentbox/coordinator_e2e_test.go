@@ -673,7 +673,12 @@ func TestCoordRandomKills(t *testing.T) {
 	}
 	want := ref.waitState(r.ID, 3*time.Minute, func(i coordinator.Info) bool { return i.State == coordinator.StateEnded })
 	ref.stop()
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 17))
+	seed := uint64(time.Now().UnixNano())
+	if v, err := strconv.ParseUint(os.Getenv("AGENTBOX_KILL_SEED"), 10, 64); err == nil {
+		seed = v // to replay a run
+	}
+	t.Logf("kill points from seed %d (AGENTBOX_KILL_SEED)", seed)
+	rng := rand.New(rand.NewPCG(seed, 17))
 	const runs = 6
 	var kills, done, paused int
 	for run := range runs {
