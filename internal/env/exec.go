@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -86,6 +87,11 @@ func (e *environment) spec(r ExecRequest) (runner.Spec, outputs, error) {
 	env, err := e.placeholders(r.Env)
 	if err != nil {
 		return runner.Spec{}, outputs{}, err
+	}
+	if e.img != nil {
+		// The template's Env comes between the defaults and the request's,
+		// as for run --template: its PATH, GOMODCACHE, NODE_PATH.
+		env = append(slices.Clip(e.img.Config.Env), env...)
 	}
 	e.mu.Lock()
 	e.nextOut++

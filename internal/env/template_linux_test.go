@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/agentbox/agentbox/internal/image"
+	"github.com/agentbox/agentbox/internal/testenv"
 )
 
 // TestCreateOnTemplate: an environment on a template holds the image open while
@@ -71,5 +72,29 @@ func TestCreateOnTemplate(t *testing.T) {
 	}
 	if res, err := store.GC(context.Background(), image.GCOptions{Cache: true}); err != nil || res.Layers != 2 || res.Images != 1 {
 		t.Fatalf("GC after destroy: %+v %v", res, err)
+	}
+}
+
+// TestExecTemplateEnv: a command in an environment on a template gets the
+// template's Env between the defaults and its own, as run --template does
+// (environments ignored it: a task's grader on node-host had no NODE_PATH).
+func TestExecTemplateEnv(t *testing.T) {
+	testenv.RequireRoot(t) // the image store needs root
+	store, err := image.OpenStore(filepath.Join(t.TempDir(), "images"), image.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := image.ParseSpec([]byte("base: {host: true}\nenv: {FROM_IMAGE: image, BOTH: image, PATH: /opt/x:/usr/bin:/bin}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Build(context.Background(), spec, image.BuildOptions{Name: "withenv"}); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, Config{Images: store})
+	id := create(t, m, CreateOptions{Template: "withenv"}).ID
+	res, err := m.Exec(context.Background(), alice, id, ExecRequest{Argv: []string{"/bin/sh", "-c", `echo "$FROM_IMAGE $BOTH $PATH"`}, Env: []string{"BOTH=request"}})
+	if err != nil || res.ExitCode != 0 || res.Stdout != "image request /opt/x:/usr/bin:/bin\n" {
+		t.Fatalf("Exec: %v %+v", err, res)
 	}
 }
