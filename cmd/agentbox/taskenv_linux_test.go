@@ -45,7 +45,8 @@ func TestTaskEnvFlagsErrors(t *testing.T) {
 // TestGradeTaskEnvironmentBuild: grade builds a task's embedded environment
 // spec (the host's Go, then a go_modules step fetching go-cmp through the Go
 // module proxy) into --state-dir's store with the build flags given, and
-// grades on it offline (the Go build cache warmed on it too): the reference resolves the task, whose tests import
+// grades on it offline, with the module cache of the spec's GOMODCACHE (the
+// Go build cache warmed on it too): the reference resolves the task, whose tests import
 // go-cmp, the empty patch does not. Where the proxy sits on a reserved
 // address (this machine's TLS interceptor), the same grade without
 // --allow-private fails building, naming the step.
@@ -73,7 +74,7 @@ environment:
   steps:
     - go_modules: [github.com/google/go-cmp@v0.6.0]
 test_command: [go, test, -json, ./...]
-env: [GOMODCACHE=/root/go/pkg/mod, GOFLAGS=-mod=mod]
+env: [GOFLAGS=-mod=mod]
 result_format: go-test-json
 fail_to_pass: [example.test/same::TestSame]
 limits: {timeout: 5m, memory: 2G, pids: 512}

@@ -28,7 +28,9 @@ func NewNonce() string { return rand.Text() }
 // scratch: the language's, then the task's own (Environ). For Go it keeps the
 // toolchain offline and local (no module or toolchain downloads), ignores
 // go.work, vendor/ and the user's go env file, and disables cgo; GOCACHE and
-// GOPATH point into scratch. For Python it keeps bytecode and the user's site
+// GOPATH point into scratch, unless the task runs on a template, whose own
+// (a warm module and build cache, as templates/go.yaml has) it keeps: writes
+// to them go to the environment's private layer. For Python it keeps bytecode and the user's site
 // directory out; the interpreter adds the working directory to sys.path as the
 // project's own `python -m pytest` or `python -m unittest` expects (agentbox's
 // hidden runners run python3 -I, which ignores PYTHON* variables and that
@@ -38,17 +40,21 @@ func (t *Task) Env(scratch string) []string {
 	var env []string
 	switch t.Language {
 	case Go:
-		env = []string{
-			"GOCACHE=" + filepath.Join(scratch, "gocache"),
-			"GOPATH=" + filepath.Join(scratch, "gopath"),
-			"GOMODCACHE=" + filepath.Join(scratch, "gopath", "pkg", "mod"),
+		if t.Environment.TemplateName() == "" {
+			env = []string{
+				"GOCACHE=" + filepath.Join(scratch, "gocache"),
+				"GOPATH=" + filepath.Join(scratch, "gopath"),
+				"GOMODCACHE=" + filepath.Join(scratch, "gopath", "pkg", "mod"),
+			}
+		}
+		env = append(env,
 			"GOTOOLCHAIN=local",
 			"GOPROXY=off",
 			"GOFLAGS=-mod=readonly",
 			"GOWORK=off",
 			"GOENV=off",
 			"CGO_ENABLED=0",
-		}
+		)
 	case Python:
 		env = []string{"PYTHONDONTWRITEBYTECODE=1", "PYTHONNOUSERSITE=1"}
 	case Node:
