@@ -11,9 +11,14 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/agentbox/agentbox/internal/egress"
+	"github.com/agentbox/agentbox/internal/gvisor"
 	"github.com/agentbox/agentbox/internal/image"
+	"github.com/agentbox/agentbox/internal/runner"
 	"github.com/agentbox/agentbox/internal/sandbox"
+	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
 	"github.com/agentbox/agentbox/internal/workspace"
 )
 
@@ -45,7 +50,7 @@ type environment struct {
 	// sb, uid (the sandbox user's host uid and gid), root and top (the snapshot
 	// the workspace continues from, nil: none) change at a snapshot, under
 	// files and mu; sealing is set while the last sandbox is sealed.
-	sb      *sandbox.Sandbox
+	sb      box
 	uid     int
 	root    *workspace.Root
 	top     *snapshot
@@ -89,6 +94,19 @@ type environment struct {
 
 	teardownOnce sync.Once
 	teardownErr  error
+}
+
+// box is an environment's sandbox at its isolation level: a *sandbox.Sandbox
+// or a *gvisor.Env (which has no snapshots).
+type box interface {
+	runner.Persistent
+	// Frozen runs fn with every process of the sandbox frozen.
+	Frozen(fn func() error) error
+	Pause() error
+	Resume() error
+	Destroy() (survivors int, err error)
+	// WorkspaceDir is /workspace as the sandbox sees it (see sandbox's).
+	WorkspaceDir() *os.File
 }
 
 // Create starts an environment: a persistent sandbox whose /workspace is an
@@ -229,7 +247,7 @@ func (m *Manager) start(k shape, img *image.Image, ms []Mount, top *snapshot, fr
 		}
 	}()
 	lim := k.limits
-	e.info = Info{ID: e.id, Limits: lim, Preset: k.preset, Template: k.template, State: StateRunning}
+	e.info = Info{ID: e.id, Limits: lim, Preset: k.preset, Template: k.template, State: StateRunning, Isolation: k.isolation}
 	for _, mt := range ms {
 		// Info never shows a host path: the targets and modes only.
 		e.info.Mounts = append(e.info.Mounts, Mount{Target: mt.Target, Mode: mt.Mode})
@@ -282,6 +300,13 @@ func (m *Manager) start(k shape, img *image.Image, ms []Mount, top *snapshot, fr
 // and a pool replaces its member. The caller holds e.files or is start.
 func (e *environment) boot() error {
 	k := e.k
+	if k.isolation == runner.IsolationGvisor {
+		gv, err := gvisor.StartEnv(e.m.gvisorConfig(k))
+		if err != nil {
+			return fmt.Errorf("env: start sandbox: %w", err)
+		}
+		return e.opened(gv, gv.UID(), gv.WorkspaceDir(), func() { gv.Wait() })
+	}
 	var mounts []sandbox.Mount
 	for _, mt := range e.mounts {
 		mounts = append(mounts, mt.sandbox())
@@ -311,12 +336,17 @@ func (e *environment) boot() error {
 	if err != nil {
 		return fmt.Errorf("env: start sandbox: %w", err)
 	}
-	uid := sb.HostUID()
-	ws := "/proc/self/fd/" + strconv.Itoa(int(sb.WorkspaceDir().Fd()))
+	return e.opened(sb, sb.HostUID(), sb.WorkspaceDir(), func() { sb.Wait() })
+}
+
+// opened makes sb e's sandbox once its workspace (wsDir, as uid) is open, and
+// watches it with wait, which returns when its init has died.
+func (e *environment) opened(sb box, uid int, wsDir *os.File, wait func()) error {
+	ws := "/proc/self/fd/" + strconv.Itoa(int(wsDir.Fd()))
 	m := e.m
 	opts := workspace.Options{MaxReadBytes: m.cfg.MaxReadBytes, MaxFileBytes: m.cfg.MaxFileBytes, AllowHardlinks: m.cfg.AllowHardlinks}
 	var root *workspace.Root
-	err = asUser(uid, uid, func() error {
+	err := asUser(uid, uid, func() error {
 		var err error
 		root, err = workspace.OpenRoot(ws, opts)
 		return err
@@ -335,7 +365,7 @@ func (e *environment) boot() error {
 	e.sb, e.uid, e.root, e.sealing = sb, uid, root, false
 	e.mu.Unlock()
 	go func() {
-		sb.Wait()
+		wait()
 		if e.current(sb) {
 			m.destroy(e)
 		}
@@ -344,7 +374,7 @@ func (e *environment) boot() error {
 }
 
 // sandbox returns e's sandbox now (a snapshot replaces it).
-func (e *environment) sandbox() *sandbox.Sandbox {
+func (e *environment) sandbox() box {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.sb
@@ -352,7 +382,7 @@ func (e *environment) sandbox() *sandbox.Sandbox {
 
 // current reports whether sb is e's sandbox and not being sealed: its death
 // is the environment's.
-func (e *environment) current(sb *sandbox.Sandbox) bool {
+func (e *environment) current(sb box) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.sb == sb && !e.sealing
@@ -414,6 +444,28 @@ func (m *Manager) adopt(e *environment, o CreateOptions, created, expires time.T
 	return nil
 }
 
+// gvisorConfig is the gVisor sandbox of an environment of shape k. Its
+// commands run as the lower layer's owner, as at the gvisor level of a run, or
+// as the sandbox user (uid 1000) on an empty workspace.
+func (m *Manager) gvisorConfig(k shape) gvisor.Config {
+	cfg := gvisor.Config{
+		Workspace:     k.lower,
+		UID:           nsinit.UID,
+		GID:           nsinit.GID,
+		TmpSize:       sandbox.DefaultTmpSize,
+		ShmSize:       sandbox.DefaultShmSize,
+		WorkspaceSize: k.limits.WorkspaceSize,
+		Memory:        k.limits.Memory,
+		Pids:          k.limits.Pids,
+		CPUs:          k.limits.CPUs,
+	}
+	var st unix.Stat_t
+	if k.lower != m.empty && unix.Stat(k.lower, &st) == nil {
+		cfg.UID, cfg.GID = st.Uid, st.Gid
+	}
+	return cfg
+}
+
 // isDestroyed reports whether teardown has begun.
 func (e *environment) isDestroyed() bool {
 	e.mu.Lock()
@@ -434,6 +486,10 @@ func validate(o *CreateOptions) error {
 		return bad("give a workspace or a workspace preset, not both")
 	case o.TTL < 0 || o.Idle < 0 || o.IdlePause < 0:
 		return bad("ttl, idle timeout and idle pause must not be negative")
+	case o.Isolation != "" && o.Isolation != runner.IsolationNamespace && o.Isolation != runner.IsolationGvisor:
+		return bad("isolation %q: namespace or gvisor (an environment is a sandbox)", o.Isolation)
+	case o.Isolation == runner.IsolationGvisor && (o.Network != nil || len(o.Mounts) > 0 || o.Template != ""):
+		return bad("network, mounts and templates need isolation namespace: a gvisor environment has the host's system directories and loopback only")
 	case o.OnTimeout != "" && o.OnTimeout != OnTimeoutDestroy && o.OnTimeout != OnTimeoutPause:
 		return bad("on_timeout %q: %q or %q", o.OnTimeout, OnTimeoutDestroy, OnTimeoutPause)
 	case l.Memory < 0 || (l.Memory > 0 && l.Memory < 1<<20):

@@ -224,7 +224,7 @@ func TestInitDeath(t *testing.T) {
 	m := newManager(t, Config{})
 	id := create(t, m, CreateOptions{}).ID
 	f := footprintOf(envOf(t, m, id))
-	if err := syscall.Kill(envOf(t, m, id).sb.Pid(), syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(envOf(t, m, id).ns().Pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	if !settle(func() bool { info, _ := m.Get(context.Background(), alice, id); return info.State == StateDestroyed }) {

@@ -3,6 +3,8 @@ package env
 import (
 	"context"
 	"fmt"
+	"github.com/agentbox/agentbox/internal/gvisor"
+	"github.com/agentbox/agentbox/internal/sandbox"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -142,9 +144,13 @@ type footprint struct {
 }
 
 func footprintOf(e *environment) footprint {
-	f := footprint{uid: e.sb.HostUID(), state: filepath.Dir(e.sb.UpperDir()),
-		reserve: "/run/agentbox/ids/" + strconv.Itoa(e.sb.HostUID())}
-	f.cgroups = cgroupDirsOf(e.sb.Pid())
+	if gv, ok := e.sb.(*gvisor.Env); ok {
+		// Its commands are the Sentry's, not host processes of a uid of their own.
+		return footprint{uid: -1, state: gv.StateDir(), cgroups: cgroupDirsOf(gv.Pid())}
+	}
+	f := footprint{uid: e.ns().HostUID(), state: filepath.Dir(e.ns().UpperDir()),
+		reserve: "/run/agentbox/ids/" + strconv.Itoa(e.ns().HostUID())}
+	f.cgroups = cgroupDirsOf(e.ns().Pid())
 	return f
 }
 
@@ -281,3 +287,6 @@ func sh(t *testing.T, m *Manager, id, script string) string {
 	}
 	return res.Stdout
 }
+
+// ns is a namespace environment's sandbox.
+func (e *environment) ns() *sandbox.Sandbox { return e.sb.(*sandbox.Sandbox) }

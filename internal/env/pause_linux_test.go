@@ -12,7 +12,7 @@ import (
 // cpuOf is the CPU time the environment's cgroup has used so far.
 func cpuOf(t *testing.T, e *environment) time.Duration {
 	t.Helper()
-	st, err := e.sb.Stats()
+	st, err := e.ns().Stats()
 	if err != nil {
 		t.Fatalf("Stats: %v", err)
 	}

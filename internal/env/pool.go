@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/image"
+	"github.com/agentbox/agentbox/internal/runner"
 )
 
 // Pool keeps environments of one shape started ahead of Create: confined,
@@ -63,12 +64,16 @@ type shape struct {
 	network                 bool
 	caLife                  time.Duration
 	mounts                  bool // never pooled
+	isolation               runner.Isolation
 }
 
 // shapeOf is o's shape, with lower its resolved lower layer, lim its limits
 // with the defaults and ttl its TTL.
 func shapeOf(o CreateOptions, lower string, lim Limits, ttl time.Duration) shape {
-	k := shape{template: o.Template, preset: o.Preset, lower: lower, limits: lim, network: o.Network != nil, mounts: len(o.Mounts) > 0}
+	k := shape{template: o.Template, preset: o.Preset, lower: lower, limits: lim, network: o.Network != nil, mounts: len(o.Mounts) > 0, isolation: o.Isolation}
+	if k.isolation == "" {
+		k.isolation = runner.IsolationNamespace
+	}
 	if k.network && ttl > 0 {
 		// The CA lives no longer than the environment may (without a TTL, the
 		// proxy's default).

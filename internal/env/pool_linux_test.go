@@ -69,7 +69,7 @@ func confinement(t *testing.T, m *Manager, owner Owner, id string) string {
 	}
 	e := envOf(t, m, id)
 	var limits []string
-	for _, d := range cgroupDirsOf(e.sb.Pid()) {
+	for _, d := range cgroupDirsOf(e.ns().Pid()) {
 		for _, f := range []string{"memory.limit_in_bytes", "pids.max"} {
 			if b, err := os.ReadFile(filepath.Join(d, f)); err == nil {
 				limits = append(limits, f+"="+strings.TrimSpace(string(b)))
@@ -127,7 +127,7 @@ func TestPoolClaim(t *testing.T) {
 	sh(t, m, a.ID, "echo alice > /workspace/secret; echo alice > /tmp/secret")
 	b := create(t, m, CreateOptions{Owner: bob})
 	eb := envOf(t, m, b.ID)
-	if eb != next || eb.uid == member.uid || eb.sb.Pid() == member.sb.Pid() {
+	if eb != next || eb.uid == member.uid || eb.ns().Pid() == member.ns().Pid() {
 		t.Fatalf("bob got member %p (uid %d) after alice's %p (uid %d)", eb, eb.uid, member, member.uid)
 	}
 	res, err := m.Exec(ctx, bob, b.ID, ExecRequest{Argv: []string{"/bin/sh", "-c", "cat /workspace/secret /tmp/secret 2>/dev/null; ls -A /workspace /tmp"}})
@@ -255,7 +255,7 @@ func TestPoolMemberDeath(t *testing.T) {
 	waitPool(t, m, 0, 1)
 	dead := members(m)[0]
 	f := footprintOf(dead)
-	if err := syscall.Kill(dead.sb.Pid(), syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(dead.ns().Pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	var s PoolStat

@@ -102,7 +102,7 @@ func TestSymlinkRace(t *testing.T) {
 	// Control: following the link naively, as the same user through the same
 	// descriptor, reads the canary.
 	e := envOf(t, m, id)
-	naive := "/proc/self/fd/" + strconv.Itoa(int(e.sb.WorkspaceDir().Fd())) + "/target"
+	naive := "/proc/self/fd/" + strconv.Itoa(int(e.ns().WorkspaceDir().Fd())) + "/target"
 	leaked := false
 	asUser(e.uid, e.uid, func() error {
 		for end := time.Now().Add(time.Minute); time.Now().Before(end) && !leaked; {

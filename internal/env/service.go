@@ -63,9 +63,13 @@ type CreateOptions struct {
 	Preset    string `json:"preset,omitempty"`    // name of a registered workspace preset
 	// Template names the root file system, an image in Config.Images (empty:
 	// the host's system directories). The workspace stays /workspace.
-	Template string   `json:"template,omitempty"`
-	Limits   Limits   `json:"limits"`
-	Network  *Network `json:"network,omitempty"` // nil: no network but the sandbox's own loopback
+	Template string `json:"template,omitempty"`
+	Limits   Limits `json:"limits"`
+	// Isolation is the environment's level: runner.IsolationNamespace (the
+	// default) or runner.IsolationGvisor, whose commands run under gVisor's
+	// kernel (no Network, Mounts or Template there).
+	Isolation runner.Isolation `json:"isolation,omitempty"`
+	Network   *Network         `json:"network,omitempty"` // nil: no network but the sandbox's own loopback
 	// Mounts are host directories shown at paths outside /workspace (see Mount).
 	Mounts []Mount       `json:"mounts,omitempty"`
 	TTL    time.Duration `json:"ttl,omitempty"`
@@ -115,6 +119,7 @@ type Info struct {
 	Limits    Limits            `json:"limits"`
 	Preset    string            `json:"preset,omitempty"`
 	Template  string            `json:"template,omitempty"`
+	Isolation runner.Isolation  `json:"isolation"`        // namespace or gvisor
 	Mounts    []Mount           `json:"mounts,omitempty"` // targets and modes; no host path
 	CreatedAt time.Time         `json:"created_at"`
 	ExpiresAt time.Time         `json:"expires_at,omitempty"`

@@ -144,11 +144,16 @@ func (m *Manager) seal(e *environment) (_ *snapshot, lost bool, _ error) {
 		unseal()
 		return nil, false, fmt.Errorf("environment %s: %w", e.id, ErrDestroyed)
 	}
+	ns, ok := sb.(*sandbox.Sandbox)
+	if !ok {
+		unseal()
+		return nil, false, fmt.Errorf("%w: environment %s is at the gvisor level, whose sandboxes cannot be sealed: snapshots and forks need isolation namespace", ErrInvalid, e.id)
+	}
 	if top.depth() >= maxDepth {
 		unseal()
 		return nil, false, fmt.Errorf("%w: environment %s is on %d snapshots, the most one may have: create a fresh environment", ErrQuota, e.id, maxDepth)
 	}
-	layer, err := sb.Seal()
+	layer, err := ns.Seal()
 	if errors.Is(err, sandbox.ErrUnsupported) {
 		unseal()
 		return nil, false, fmt.Errorf("%w: environment %s: %v", ErrInvalid, e.id, err)

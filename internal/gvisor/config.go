@@ -53,6 +53,9 @@ type Config struct {
 	// sandbox user owns its (idmapped) workspace. Package runner passes the
 	// workspace directory's owner.
 	UID, GID uint32
+	// WorkspaceSize bounds the workspace's changes (the overlay's upper layer,
+	// a tmpfs) in bytes; zero: the disk of TMPDIR, where the state is.
+	WorkspaceSize int64
 	// TmpSize and ShmSize bound /tmp and /dev/shm in bytes.
 	TmpSize, ShmSize int64
 	// Memory bounds the whole sandbox (the Sentry's memory, which holds the

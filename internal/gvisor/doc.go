@@ -17,7 +17,9 @@
 // the whole sandbox is killed: nothing of a gVisor sandbox exists outside those
 // host processes.
 //
+// StartEnv runs a persistent sandbox of the same build, an environment: its init
+// and a helper per command are package gvinit's, each command a runsc exec.
+//
 // It deliberately does not capture output, enforce timeouts or decide exit codes
-// (package runner does), offer a network through the egress proxy, or run
-// persistent sandboxes.
+// (package runner does), or offer a network through the egress proxy.
 package gvisor

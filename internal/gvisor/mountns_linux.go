@@ -13,8 +13,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// overlayMount is the copy-on-write workspace: lower is the host directory.
-type overlayMount struct{ lower, upper, work, merged string }
+// overlayMount is the copy-on-write workspace: lower is the host directory;
+// the upper and work layers are made in layers, a tmpfs of size bytes when size
+// is set, with the upper layer's root owned by uid and gid with mode.
+type overlayMount struct {
+	lower, layers, merged string
+	size                  int64
+	uid, gid              uint32
+	mode                  os.FileMode
+}
 
 // startIsolated starts cmd from a locked OS thread of its own that has unshared
 // its mount namespace (the overlay is mounted there: only runsc and what it starts
@@ -22,54 +29,106 @@ type overlayMount struct{ lower, upper, work, merged string }
 // single threads; v2 clones straight into the group). The thread lives until
 // release is closed, so cmd's parent-death signal fires only when agentbox dies
 // or the run is over; then it exits with its namespace, never reused.
-func startIsolated(cmd *exec.Cmd, cg *cgroup.Cgroup, overlay *overlayMount, release <-chan struct{}) error {
-	started := make(chan error, 1)
+//
+// It returns O_PATH descriptors, opened in that namespace, of ws (the workspace
+// as runsc sees it: host-side file operations go through it) and of the
+// overlay's upper layer (nil without one).
+func startIsolated(cmd *exec.Cmd, cg *cgroup.Cgroup, overlay *overlayMount, ws string, release <-chan struct{}) (wsDir, upper *os.File, err error) {
+	type result struct {
+		ws, upper *os.File
+		err       error
+	}
+	started := make(chan result, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
-		if err := isolatedStart(cmd, cg, overlay); err != nil {
-			started <- err
-			return
+		var r result
+		r.upper, r.err = isolatedStart(cmd, cg, overlay)
+		if r.err == nil {
+			r.ws, r.err = openPath(ws)
 		}
-		started <- nil
-		<-release
+		started <- r
+		if r.err == nil {
+			<-release
+		}
 	}()
-	return <-started
+	r := <-started
+	return r.ws, r.upper, r.err
 }
 
-func isolatedStart(cmd *exec.Cmd, cg *cgroup.Cgroup, overlay *overlayMount) error {
+func openPath(p string) (*os.File, error) {
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", filepath.Base(p), err)
+	}
+	return os.NewFile(uintptr(fd), p), nil
+}
+
+// layers makes the overlay's upper and work directories (on a tmpfs of their
+// own when its size is bounded) and returns their paths.
+func (o *overlayMount) makeLayers() (upper, work string, err error) {
+	if o.size > 0 {
+		if err := unix.Mount("tmpfs", o.layers, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size="+strconv.FormatInt(o.size, 10)); err != nil {
+			return "", "", fmt.Errorf("%w: mount the workspace's layer: %w", ErrUnsupported, err)
+		}
+	}
+	upper, work = filepath.Join(o.layers, "upper"), filepath.Join(o.layers, "work")
+	for _, d := range []string{upper, work} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return "", "", err
+		}
+	}
+	if err := os.Chown(upper, int(o.uid), int(o.gid)); err != nil {
+		return "", "", err
+	}
+	return upper, work, os.Chmod(upper, o.mode)
+}
+
+func isolatedStart(cmd *exec.Cmd, cg *cgroup.Cgroup, overlay *overlayMount) (upperDir *os.File, err error) {
 	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
-		return fmt.Errorf("%w: unshare the mount namespace: %w", ErrUnsupported, err)
+		return nil, fmt.Errorf("%w: unshare the mount namespace: %w", ErrUnsupported, err)
 	}
 	// Nothing mounted here may propagate to the host.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
-		return fmt.Errorf("make mounts private: %w", err)
+		return nil, fmt.Errorf("make mounts private: %w", err)
 	}
 	if overlay != nil {
-		opts := "lowerdir=" + escape(overlay.lower) + ",upperdir=" + escape(overlay.upper) + ",workdir=" + escape(overlay.work) + ",userxattr"
+		upper, work, err := overlay.makeLayers()
+		if err != nil {
+			return nil, err
+		}
+		opts := "lowerdir=" + escape(overlay.lower) + ",upperdir=" + escape(upper) + ",workdir=" + escape(work) + ",userxattr"
 		if err := unix.Mount("overlay", overlay.merged, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 			// userxattr is for user namespaces; as root the trusted xattrs work.
 			opts = strings.TrimSuffix(opts, ",userxattr")
 			if err := unix.Mount("overlay", overlay.merged, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-				return fmt.Errorf("%w: mount the workspace overlay: %w", ErrUnsupported, err)
+				return nil, fmt.Errorf("%w: mount the workspace overlay: %w", ErrUnsupported, err)
 			}
 		}
+		if upperDir, err = openPath(upper); err != nil {
+			return nil, err
+		}
 	}
+	defer func() {
+		if err != nil && upperDir != nil {
+			upperDir.Close()
+		}
+	}()
 	if cg.Version() == 2 {
 		fd, err := cg.FD()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
-		return cmd.Start()
+		return upperDir, cmd.Start()
 	}
 	tid := unix.Gettid()
 	home, err := threadCgroups(tid)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, dir := range cg.Paths() {
 		if err := writeTask(dir, tid); err != nil {
-			return fmt.Errorf("join cgroup: %w", err)
+			return nil, fmt.Errorf("join cgroup: %w", err)
 		}
 	}
 	startErr := cmd.Start()
@@ -83,7 +142,7 @@ func isolatedStart(cmd *exec.Cmd, cg *cgroup.Cgroup, overlay *overlayMount) erro
 			startErr = fmt.Errorf("leave cgroup: %w", err)
 		}
 	}
-	return startErr
+	return upperDir, startErr
 }
 
 // threadCgroups maps each v1 hierarchy's mount (/sys/fs/cgroup/<controllers>) to

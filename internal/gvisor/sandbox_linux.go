@@ -24,12 +24,15 @@ type Sandbox struct {
 	id, state, runsc string
 	cmd              *exec.Cmd
 	cg               *cgroup.Cgroup
-	upper            string
+	upper            *os.File // O_PATH: the overlay's upper layer, in runsc's mount namespace
+	upperMode        os.FileMode
 	lock             *os.File      // held until the state directory is gone (see reapStale)
 	release          chan struct{} // ends the thread that started runsc
 	released         sync.Once
 	exited           chan struct{}
 	exit             Exit
+	wsDir            *os.File // the workspace as the sandbox sees it (StartEnv)
+	cfg              Config
 }
 
 // hostOverhead is the backstop added to Pids for the host tasks of the sandbox
@@ -38,7 +41,14 @@ const hostOverhead = 512
 
 // Start writes the bundle and starts runsc on it; the command runs once Start
 // returns. The caller must Wait, then Kill and Destroy.
-func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
+func Start(cfg Config, stdio Stdio) (*Sandbox, error) {
+	return start(cfg, stdio, false)
+}
+
+// start is Start, or with env the sandbox of StartEnv: its process is gvinit's
+// init, as root without capabilities, and the agentbox binary is shown at
+// gvinit.Path for the commands' helpers.
+func start(cfg Config, stdio Stdio, env bool) (_ *Sandbox, err error) {
 	runsc := cfg.Runsc
 	if runsc == "" {
 		runsc = "runsc"
@@ -53,7 +63,7 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
-	sb := &Sandbox{id: id, state: state, runsc: bin, release: make(chan struct{}), exited: make(chan struct{})}
+	sb := &Sandbox{id: id, state: state, runsc: bin, release: make(chan struct{}), exited: make(chan struct{}), cfg: cfg}
 	defer func() {
 		if err != nil {
 			sb.Destroy()
@@ -66,7 +76,13 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.MarshalIndent(spec(cfg, filepath.Join(state, "rootfs"), binds), "", "\t")
+	sp := spec(cfg, filepath.Join(state, "rootfs"), binds)
+	if env {
+		if err := sb.envSpec(&sp); err != nil {
+			return nil, err
+		}
+	}
+	data, err := json.MarshalIndent(sp, "", "\t")
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +96,7 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 	if sb.cg, err = cgroup.New(opts); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
-	sb.cmd = exec.Command(bin, sb.flags("run", "--bundle", filepath.Join(state, "bundle"), id)...)
+	sb.cmd = exec.Command(bin, sb.flags("run", "runsc.log", "run", "--bundle", filepath.Join(state, "bundle"), id)...)
 	sb.cmd.Stdin, sb.cmd.Stdout, sb.cmd.Stderr = stdio.Stdin, stdio.Stdout, stdio.Stderr
 	sb.cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 	sb.cmd.Dir = state
@@ -89,22 +105,24 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 	sb.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var overlay *overlayMount
 	if cfg.Workspace != "" {
-		overlay = &overlayMount{lower: cfg.Workspace, upper: sb.upper, work: filepath.Join(state, "work"), merged: filepath.Join(state, "merged")}
+		overlay = &overlayMount{lower: cfg.Workspace, layers: filepath.Join(state, "layers"), merged: filepath.Join(state, "merged"),
+			size: cfg.WorkspaceSize, uid: cfg.UID, gid: cfg.GID, mode: sb.upperMode}
 	}
-	if err := startIsolated(sb.cmd, sb.cg, overlay, sb.release); err != nil {
+	if sb.wsDir, sb.upper, err = startIsolated(sb.cmd, sb.cg, overlay, filepath.Join(state, "merged"), sb.release); err != nil {
 		return nil, err
 	}
 	go sb.wait()
 	return sb, nil
 }
 
-// flags are runsc's global flags followed by args.
-func (sb *Sandbox) flags(args ...string) []string {
+// flags are runsc's global flags followed by args; log in the state directory
+// is where runsc writes its own account of command cmd (for run, the command's
+// raw wait status).
+func (sb *Sandbox) flags(cmd, log string, args ...string) []string {
 	f := []string{
 		"--root=" + filepath.Join(sb.state, "runsc"),
-		// runsc run's own log only: it holds the command's raw wait status.
-		"--debug-log=" + filepath.Join(sb.state, "runsc.log"),
-		"--debug-command=run",
+		"--debug-log=" + filepath.Join(sb.state, log),
+		"--debug-command=" + cmd,
 		"--platform=systrap",
 		"--network=none",
 		// The run's own cgroup (see startIsolated) holds runsc and everything it starts.
@@ -120,8 +138,7 @@ func (sb *Sandbox) flags(args ...string) []string {
 // the generated /etc, the overlay's layers. It returns the binds in mount order.
 func (sb *Sandbox) layout(cfg Config) ([]bind, error) {
 	root := filepath.Join(sb.state, "rootfs")
-	sb.upper = filepath.Join(sb.state, "upper")
-	for _, d := range []string{"bundle", "runsc", "upper", "work", "merged", "etc", "rootfs"} {
+	for _, d := range []string{"bundle", "runsc", "layers", "merged", "etc", "rootfs"} {
 		if err := os.Mkdir(filepath.Join(sb.state, d), 0o700); err != nil {
 			return nil, err
 		}
@@ -163,8 +180,9 @@ func (sb *Sandbox) layout(cfg Config) ([]bind, error) {
 	}
 	binds = append(binds, etc...)
 	// Without a workspace, /workspace is an empty directory of the command's own.
-	// With one, the overlay's root takes its owner and mode from the upper layer:
-	// the upper layer's root gets the host directory's.
+	// With one, the overlay's root takes its owner and mode from the upper layer,
+	// whose root gets the command's user and the host directory's mode (see
+	// isolatedStart).
 	merged := filepath.Join(sb.state, "merged")
 	if cfg.Workspace == "" {
 		if err := os.Chown(merged, int(cfg.UID), int(cfg.GID)); err != nil {
@@ -175,13 +193,7 @@ func (sb *Sandbox) layout(cfg Config) ([]bind, error) {
 		if err != nil {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
-		sys := st.Sys().(*syscall.Stat_t)
-		if err := os.Chown(sb.upper, int(sys.Uid), int(sys.Gid)); err != nil {
-			return nil, err
-		}
-		if err := os.Chmod(sb.upper, st.Mode().Perm()); err != nil {
-			return nil, err
-		}
+		sb.upperMode = st.Mode().Perm()
 	}
 	binds = append(binds, bind{source: merged, target: Workspace, write: true})
 	return binds, nil
@@ -268,7 +280,7 @@ func (sb *Sandbox) Signal(sig syscall.Signal) {
 		return
 	default:
 	}
-	kill := exec.Command(sb.runsc, sb.flags("kill", "--all", sb.id, strconv.Itoa(int(sig)))...)
+	kill := exec.Command(sb.runsc, sb.flags("run", "runsc.log", "kill", "--all", sb.id, strconv.Itoa(int(sig)))...)
 	kill.Env = sb.cmd.Env
 	kill.Run() // a sandbox that is already gone has nothing to signal
 }
@@ -285,9 +297,15 @@ func (sb *Sandbox) Kill() error {
 	return err
 }
 
-// UpperDir is the overlay's upper layer: the workspace's changes. Read it after
-// Kill; it is gone after Destroy.
-func (sb *Sandbox) UpperDir() string { return sb.upper }
+// UpperDir is the overlay's upper layer: the workspace's changes, as a path
+// through a descriptor (the layer is in runsc's mount namespace). Read it after
+// Kill; it is gone after Destroy. Empty without a workspace.
+func (sb *Sandbox) UpperDir() string {
+	if sb.upper == nil {
+		return ""
+	}
+	return "/proc/self/fd/" + strconv.Itoa(int(sb.upper.Fd()))
+}
 
 // Destroy kills what is left, removes the cgroup and the state directory, and
 // returns how many host tasks of the sandbox could not be killed.
@@ -317,6 +335,11 @@ func (sb *Sandbox) Destroy() (survivors int, err error) {
 	}
 	if sb.lock != nil {
 		sb.lock.Close()
+	}
+	for _, f := range []*os.File{sb.wsDir, sb.upper} {
+		if f != nil {
+			f.Close()
+		}
 	}
 	return survivors, errors.Join(errs...)
 }

@@ -122,3 +122,65 @@ func (c *gvChild) cleanup(time.Duration) cleanupInfo {
 	info.err = errors.Join(errs...)
 	return info
 }
+
+// gvInChild is one command of a gVisor environment (RunIn).
+type gvInChild struct {
+	env     *gvisor.Env
+	p       *gvisor.Process
+	argv0   string
+	before  gvisor.Stats // the environment's cgroup counters when it started
+	killed9 bool
+}
+
+// startInGvisor returns the starter of RunIn at the gvisor level.
+func startInGvisor(env *gvisor.Env) starter {
+	return func(s Spec, io stdio, _ *Result) (child, error) {
+		sec := s.Limits.cpuSeconds()
+		before, err := env.Stats()
+		if err != nil {
+			return nil, err
+		}
+		p, err := env.Exec(gvisor.ExecConfig{
+			Argv:     s.Argv,
+			Env:      DefaultEnv(SandboxHome, SandboxHome, s.Env...),
+			Dir:      path.Join(gvisor.Workspace, s.Cwd),
+			CPU:      gvisor.Rlimit{Soft: sec, Hard: sec + 1},
+			FileSize: uint64(s.Limits.FileSize),
+			NoFile:   uint64(s.Limits.OpenFiles),
+		}, gvisor.Stdio{Stdin: io.stdin, Stdout: io.stdout, Stderr: io.stderr})
+		if err != nil {
+			return nil, err
+		}
+		return &gvInChild{env: env, p: p, argv0: s.Argv[0], before: before}, nil
+	}
+}
+
+func (c *gvInChild) wait() exitInfo {
+	ex := c.p.Wait()
+	c.killed9 = ex.Signal == syscall.SIGKILL
+	ei := exitInfo{code: ex.ExitCode, sig: ex.Signal, usage: usage{user: ex.User, sys: ex.Sys, maxRSS: ex.MaxRSS}}
+	switch {
+	case errors.Is(ex.Err, gvisor.ErrNotFound):
+		ei.startErr = &startError{StatusNotFound, fmt.Errorf("%s: not found in the sandbox", c.argv0)}
+	case errors.Is(ex.Err, gvisor.ErrNotExecutable):
+		ei.startErr = &startError{StatusNotExecutable, fmt.Errorf("%s: cannot execute in the sandbox", c.argv0)}
+	case ex.Err != nil:
+		ei.waitErr = ex.Err
+	}
+	return ei
+}
+
+func (c *gvInChild) signal(sig syscall.Signal) { c.p.Signal(sig) }
+
+// cleanup ends the command's PID namespace (it is gone already when its main
+// process has exited) and reads the environment's cgroup for what hit its
+// limits meanwhile.
+func (c *gvInChild) cleanup(time.Duration) cleanupInfo {
+	survivors, err := c.p.Kill()
+	info := cleanupInfo{survivors: survivors, err: err}
+	if st, err := c.env.Stats(); err == nil {
+		info.oom = st.OOMKills > c.before.OOMKills && c.killed9
+		info.pidsHit = st.PidsLimitHits > c.before.PidsLimitHits
+	}
+	return info
+}

@@ -114,8 +114,8 @@ func placeholders(p *egress.Policy) []string {
 	return out
 }
 
-// startIn returns the starter of RunIn: the command runs in sb.
-func startIn(sb *sandbox.Sandbox) starter {
+// startInNamespace returns the starter of RunIn: the command runs in sb.
+func startInNamespace(sb *sandbox.Sandbox) starter {
 	return func(s Spec, io stdio, res *Result) (child, error) {
 		res.LandlockABI = landlockABI(sb.Landlock())
 		cfg := sandbox.ExecConfig{

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/agentbox/agentbox/internal/gvisor"
 	"github.com/agentbox/agentbox/internal/sandbox"
 )
 
@@ -26,13 +27,30 @@ import (
 //     sent it; Limit "pids": the cgroup refused a fork while it ran and it failed.
 //     With concurrent commands, another command's allocation can be what hit the
 //     limit.
-func RunIn(ctx context.Context, sb *sandbox.Sandbox, spec Spec) (*Result, error) {
+//
+// At the gvisor level (sb a *gvisor.Env) the command's processes are in a PID
+// namespace of their own, which ends with its main process: what it left behind
+// dies then, not at cleanup; the figures are the command's as gVisor counts
+// them, and a command has no terminal.
+func RunIn(ctx context.Context, sb Persistent, spec Spec) (*Result, error) {
 	c, err := StartIn(ctx, sb, spec)
 	if err != nil {
 		return nil, err
 	}
 	return c.Wait()
 }
+
+// Persistent is a sandbox that runs commands until it is destroyed: a
+// *sandbox.Sandbox (the namespace level) or a *gvisor.Env (the gvisor level).
+type Persistent interface {
+	// UpperDir is the workspace overlay's upper layer.
+	UpperDir() string
+}
+
+var (
+	_ Persistent = (*sandbox.Sandbox)(nil)
+	_ Persistent = (*gvisor.Env)(nil)
+)
 
 // Command is a command started by StartIn.
 type Command struct {
@@ -46,18 +64,24 @@ type Command struct {
 // StartIn starts spec in sb as RunIn does and returns once the command runs (or
 // failed to start: its Result is then ready). The run goes on in the background
 // until Wait's Result; ctx still ends it.
-func StartIn(ctx context.Context, sb *sandbox.Sandbox, spec Spec) (*Command, error) {
+func StartIn(ctx context.Context, sb Persistent, spec Spec) (*Command, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
 	if err := spec.validateIn(); err != nil {
 		return nil, err
 	}
-	spec.Isolation = IsolationNamespace
+	start, level := startIn(sb)
+	switch {
+	case spec.Isolation != "" && spec.Isolation != level:
+		return nil, invalid("isolation %q: the environment's is %q", spec.Isolation, level)
+	case level == IsolationGvisor && spec.TTY != nil:
+		return nil, invalid("a terminal is not available at the gvisor level")
+	}
+	spec.Isolation = level
 	c := &Command{started: make(chan struct{}), done: make(chan struct{})}
 	var once sync.Once
 	mark := func(ch child) { once.Do(func() { c.ch = ch; close(c.started) }) }
-	start := startIn(sb)
 	go func() {
 		defer close(c.done)
 		c.res, c.err = run(ctx, spec.withDefaults(), func(s Spec, io stdio, res *Result) (child, error) {
@@ -124,7 +148,7 @@ func (s *Spec) validateIn() error {
 	case s.Limits.Memory != 0 || s.Limits.Pids != 0 || s.Limits.CPUs != 0:
 		return invalid("memory, pids and cpus limits belong to the environment, not to a command")
 	case s.Isolation == IsolationProcess:
-		return invalid("a command in an environment runs at the namespace level")
+		return invalid("a command in an environment runs at the environment's isolation level")
 	}
 	return nil
 }

@@ -5,6 +5,9 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/internal/gvisor"
+	"github.com/agentbox/agentbox/internal/sandbox"
 )
 
 // start launches the command at the spec's isolation level.
@@ -23,6 +26,19 @@ func start(s Spec, io stdio, res *Result) (child, error) {
 		return startGvisor(s, io)
 	}
 	return nil, fmt.Errorf("isolation %q is not supported", s.Isolation)
+}
+
+// startIn returns the starter of RunIn for sb, and its level.
+func startIn(sb Persistent) (starter, Isolation) {
+	switch sb := sb.(type) {
+	case *gvisor.Env:
+		return startInGvisor(sb), IsolationGvisor
+	case *sandbox.Sandbox:
+		return startInNamespace(sb), IsolationNamespace
+	}
+	return func(Spec, stdio, *Result) (child, error) {
+		return nil, fmt.Errorf("runner: %T is no sandbox", sb)
+	}, IsolationNamespace
 }
 
 // createOutputFile creates path afresh for a full output stream. It refuses to follow a

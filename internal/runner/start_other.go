@@ -5,8 +5,6 @@ package runner
 import (
 	"errors"
 	"os"
-
-	"github.com/agentbox/agentbox/internal/sandbox"
 )
 
 // ErrUnsupported is returned on systems other than Linux.
@@ -14,7 +12,7 @@ var ErrUnsupported = errors.New("agentbox runs commands only on Linux")
 
 func start(Spec, stdio, *Result) (child, error) { return nil, ErrUnsupported }
 
-func startIn(*sandbox.Sandbox) starter { return start }
+func startIn(Persistent) (starter, Isolation) { return start, IsolationNamespace }
 
 func createOutputFile(path string) (*os.File, error) {
 	if path == "" {
