@@ -698,6 +698,11 @@ export interface components {
             preset?: string;
             /** @description the root file system: a template this tenant may use (GET /v1/templates); absent - the host's system directories */
             template?: string;
+            /**
+             * @description namespace (default), or gvisor - every command under gVisor's user-space kernel (no network, mounts, template or terminal)
+             * @enum {string}
+             */
+            isolation?: "namespace" | "gvisor";
             limits?: components["schemas"]["Limits"];
             network?: components["schemas"]["Network"];
             ttl_seconds?: number;
@@ -784,6 +789,8 @@ export interface components {
             limits: components["schemas"]["Limits"];
             preset?: string;
             template?: string;
+            /** @enum {string} */
+            isolation: "namespace" | "gvisor";
             /** @description targets and modes */
             mounts?: components["schemas"]["Mount"][];
             /** Format: date-time */
