@@ -62,10 +62,12 @@
 //	23 secrets in env and home    TestEscape_SecretsInEnvironmentAndHome       environment built from --env only; host home absent
 //	24 runtime binary, config     TestEscape_RuntimeBinaryAndConfigTampering   host paths absent, /proc/1/exe and /proc/1/fd closed
 //	-  default isolation          TestDefaultIsolationIsNamespace              the CLI default
-//	-  the gvisor level           TestSuiteOnGvisor                            the cases above whose checks apply to gVisor, re-run there
+//	-  the host kernel itself     TestEscape_HostKernelServesTheCommand        gVisor's Sentry (only the gvisor level stops it)
+//	-  every level                TestSuiteOnEveryLevel                        each case's outcome at process, namespace and gvisor
 //
 // Every run uses --isolation namespace unless AGENTBOX_ATTACK_ISOLATION names another
-// level; TestSuiteOnGvisor re-executes the test binary with it set to gvisor.
+// level; TestSuiteOnEveryLevel re-executes the test binary with it set to each level
+// and requires the outcome its table (suiteLevels) gives every case there.
 //
 // The tests need root (they fail instead of skipping under CI=true). TestMain builds
 // agentbox and the attacker once, and checks with `agentbox run -- /bin/true` that

@@ -26,8 +26,8 @@ import (
 const attackTimeout = "5m"
 
 // isolation is the level every `agentbox run` of the suite uses: namespace, or
-// the one AGENTBOX_ATTACK_ISOLATION names (TestSuiteOnGvisor runs the suite again
-// with gvisor).
+// the one AGENTBOX_ATTACK_ISOLATION names (TestSuiteOnEveryLevel runs the suite
+// again at each level).
 var isolation = cmp.Or(os.Getenv(isolationEnv), "namespace")
 
 const isolationEnv = "AGENTBOX_ATTACK_ISOLATION"
@@ -61,9 +61,14 @@ type boxRun struct {
 	maxRSS   int64 // agentbox's own peak resident memory, bytes
 }
 
-// attack builds the command that runs the attacker from the workspace.
+// attack builds the command that runs the attacker from the workspace (the host
+// directory itself at the process level, which has no /workspace).
 func (fx *fixture) attack(vector string, args ...string) []string {
-	return append([]string{"/workspace/attacker", "--tag=" + fx.tag, vector}, args...)
+	bin := "/workspace/attacker"
+	if isolation == "process" {
+		bin = filepath.Join(fx.ws, "attacker")
+	}
+	return append([]string{bin, "--tag=" + fx.tag, vector}, args...)
 }
 
 // hostEnv is agentbox's own environment: it carries secrets that must not reach the

@@ -3,6 +3,9 @@ package env
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/runner"
@@ -156,5 +159,64 @@ func BenchmarkFork(b *testing.B) {
 				b.StartTimer()
 			}
 		})
+	}
+}
+
+// BenchmarkLevel puts the isolation levels of an environment side by side in one
+// run, operation by operation: create to the end of its first command (`true`)
+// and destroy; one `true` in a live environment; a real test run (python3's
+// unittest over a small package, ten tests).
+func BenchmarkLevel(b *testing.B) {
+	b.Setenv("TMPDIR", b.TempDir()) // the gvisor level's state
+	ws := b.TempDir()
+	os.WriteFile(filepath.Join(ws, "calc.py"), []byte("def add(a, b):\n    return a + b\n"), 0o644)
+	var tests strings.Builder
+	tests.WriteString("import unittest\nimport calc\n\nclass T(unittest.TestCase):\n")
+	for i := range 10 {
+		fmt.Fprintf(&tests, "    def test_%d(self):\n        self.assertEqual(calc.add(%d, 1), %d)\n", i, i, i+1)
+	}
+	os.WriteFile(filepath.Join(ws, "test_calc.py"), []byte(tests.String()), 0o644)
+	filepath.Walk(ws, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 1000, 1000) })
+	m, err := NewManager(Config{StateDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { m.Close() })
+	ctx := context.Background()
+	exec := func(b *testing.B, id string, argv ...string) {
+		if res, err := m.Exec(ctx, alice, id, ExecRequest{Argv: argv}); err != nil || res.ExitCode != 0 {
+			b.Fatal(res, err)
+		}
+	}
+	live := map[runner.Isolation]string{}
+	for _, level := range levels {
+		info, err := m.Create(ctx, CreateOptions{Owner: alice, Workspace: ws, Isolation: level})
+		if err != nil {
+			b.Fatal(err)
+		}
+		live[level] = info.ID
+	}
+	for _, op := range []string{"create", "exec", "unittest"} {
+		for _, level := range levels {
+			b.Run(op+"/"+string(level), func(b *testing.B) {
+				for b.Loop() {
+					switch op {
+					case "create":
+						info, err := m.Create(ctx, CreateOptions{Owner: alice, Workspace: ws, Isolation: level})
+						if err != nil {
+							b.Fatal(err)
+						}
+						exec(b, info.ID, "true")
+						if err := m.Destroy(ctx, alice, info.ID); err != nil {
+							b.Fatal(err)
+						}
+					case "exec":
+						exec(b, live[level], "true")
+					case "unittest":
+						exec(b, live[level], "python3", "-B", "-m", "unittest", "-q")
+					}
+				}
+			})
+		}
 	}
 }
