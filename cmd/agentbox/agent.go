@@ -22,6 +22,7 @@ import (
 	"github.com/agentbox/agentbox/internal/grant"
 	"github.com/agentbox/agentbox/internal/journal"
 	"github.com/agentbox/agentbox/internal/model"
+	"github.com/agentbox/agentbox/internal/runner"
 	"github.com/agentbox/agentbox/internal/terminal"
 	"github.com/agentbox/agentbox/internal/tool"
 	"github.com/agentbox/agentbox/internal/trace"
@@ -40,6 +41,7 @@ type agentOptions struct {
 	tracePath, eventsPath     string
 	diffOut                   string
 	json                      bool
+	isolation                 runner.Isolation // of its environment
 	net                       networkFlags
 	perm                      permissionOptions
 	// session is the directory of a durable session's journal (--session, or
@@ -141,6 +143,7 @@ func outputFlags(f *pflag.FlagSet, o *agentOptions) {
 	f.StringVar(&o.eventsPath, "events", "", "write the JSONL event log here")
 	f.StringVar(&o.diffOut, "diff-out", "", "write the final diff here instead of printing it")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
+	f.Var(isolationValue{&o.isolation}, "isolation", isolationUsage)
 }
 
 // modelFlags defines the flags of a model policy and its budgets, shared by
@@ -266,7 +269,7 @@ func agentMain(ctx context.Context, o *agentOptions, argv []string) error {
 	ctx, cancel := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer cancel()
 
-	svc, closeSvc, err := newLocalEnv(config.DefaultStateDir())
+	svc, closeSvc, err := newLocalEnv(config.DefaultStateDir(), o.isolation)
 	if err != nil {
 		return err
 	}
@@ -388,7 +391,8 @@ func printAgentResult(o *agentOptions, res *agent.Result, diff []byte, derr erro
 			Diff string `json:"diff,omitempty"`
 			// EventsAnchor is the hash of the last event, for agentbox trace verify --anchor.
 			EventsAnchor string `json:"events_anchor"`
-		}{res, string(diff), anchor})
+			Isolation    string `json:"isolation"`
+		}{res, string(diff), anchor, isolationValue{&o.isolation}.String()})
 	}
 	fmt.Fprintf(stdout, "stop_reason: %s", res.StopReason)
 	if res.Detail != "" {
@@ -396,7 +400,7 @@ func printAgentResult(o *agentOptions, res *agent.Result, diff []byte, derr erro
 	}
 	fmt.Fprintf(stdout, "\nsteps: %d\ntool_calls: %d\ncost_usd: %.6f (%d model requests, %d input tokens, %d output tokens)\n",
 		res.Steps, res.ToolCalls, res.Usage.CostUSD, res.Usage.Requests, res.Usage.InputTokens, res.Usage.OutputTokens)
-	fmt.Fprintf(stdout, "duration: %s\nsession: %s\n", res.Duration.Round(time.Millisecond), res.Session)
+	fmt.Fprintf(stdout, "duration: %s\nsession: %s\nisolation: %s\n", res.Duration.Round(time.Millisecond), res.Session, isolationValue{&o.isolation})
 	if o.tracePath != "" {
 		fmt.Fprintf(stdout, "trace: %s\n", o.tracePath)
 	}
@@ -417,14 +421,14 @@ func printAgentResult(o *agentOptions, res *agent.Result, diff []byte, derr erro
 }
 
 // newLocalEnv starts the in-process environments of agent, grade and eval
-// (env.OpenLocal) on the templates of stateDir's image store; the returned
-// function closes them, saying what failed.
-func newLocalEnv(stateDir string) (env.Service, func(), error) {
+// (env.OpenLocal) on the templates of stateDir's image store, at level; the
+// returned function closes them, saying what failed.
+func newLocalEnv(stateDir string, level runner.Isolation) (env.Service, func(), error) {
 	images, err := openImages(stateDir)
 	if err != nil {
 		return nil, nil, err
 	}
-	m, closeFn, err := env.OpenLocal(images)
+	m, closeFn, err := env.OpenLocal(images, level)
 	if err != nil {
 		return nil, nil, err
 	}

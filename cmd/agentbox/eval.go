@@ -112,6 +112,7 @@ infrastructure error, 125 when eval could not run, 130 when interrupted.`,
 	f.StringVar(&o.agent.policy, "policy", "scripted", "scripted (replays each task's reference solution), openai or anthropic")
 	o.agent.modelFlags(f)
 	o.agent.perm.flags(f)
+	f.Var(isolationValue{&o.agent.isolation}, "isolation", isolationUsage)
 	f.DurationVar(&o.agent.limits.MaxWall, "timeout", 0, "wall-time budget of each attempt's session (default: the task's timeout + 5m)")
 	f.IntVar(&o.attempts, "attempts", 1, "attempts per task")
 	f.IntVar(&o.parallel, "parallel", min(runtime.NumCPU(), 4), "attempts run at once")
@@ -199,7 +200,7 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 	if tasks, err = selectTasks(tasks, o.only); err != nil {
 		return err
 	}
-	svc, closeSvc, err := newLocalEnv(o.env.stateDir)
+	svc, closeSvc, err := newLocalEnv(o.env.stateDir, o.agent.isolation)
 	if err != nil {
 		return err
 	}
@@ -217,7 +218,7 @@ func evalMain(ctx context.Context, o *evalOptions) error {
 	r, err := eval.Run(ctx, eval.Options{
 		Service: svc, Owner: env.Owner{Tenant: "local"}, Tasks: tasks,
 		Suite: o.suite.suite, PolicyName: policyName, Model: o.agent.model, Policy: newPolicy,
-		AgentCmd: agentCmd, AgentEnv: agentEnv, Flags: shapingFlags(o),
+		AgentCmd: agentCmd, AgentEnv: agentEnv, Flags: shapingFlags(o), Isolation: isolationValue{&o.agent.isolation}.String(),
 		Attempts: o.attempts, Parallel: o.parallel, Out: o.out, Resume: o.resume,
 		Limits: o.agent.limits, Permissions: &gc, Egress: eg, Grade: grade.Options{Reruns: o.reruns, GoModCache: modCache},
 		GoCache: func(ctx context.Context) (string, error) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/grade"
+	"github.com/agentbox/agentbox/internal/runner"
 	"github.com/agentbox/agentbox/internal/task"
 )
 
@@ -34,6 +35,7 @@ type gradeOptions struct {
 	seed           int64
 	strict         bool
 	logFile        string
+	isolation      runner.Isolation
 }
 
 func gradeCmd() *cobra.Command {
@@ -91,6 +93,7 @@ flags).`,
 	o.suite.flags(f)
 	o.env.add(f)
 	f.BoolVar(&o.json, "json", false, "print the verdict (--oracle: every verdict) as JSON")
+	f.Var(isolationValue{&o.isolation}, "isolation", isolationUsage)
 	f.IntVar(&o.reruns, "reruns", 0, "run the tests this many more times to find flaky ones")
 	f.Int64Var(&o.seed, "seed", 0, "draw the judge's random inputs from this seed (a verdict's seed reproduces its grade); 0: a fresh one")
 	f.BoolVar(&o.strict, "strict-apply", false, "no fallbacks: a patch that does not apply exactly is not applied")
@@ -146,7 +149,7 @@ func gradeMain(ctx context.Context, o *gradeOptions) error {
 	if err != nil {
 		return err
 	}
-	svc, closeSvc, err := newLocalEnv(o.env.stateDir)
+	svc, closeSvc, err := newLocalEnv(o.env.stateDir, o.isolation)
 	if err != nil {
 		return err
 	}

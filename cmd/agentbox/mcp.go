@@ -65,7 +65,7 @@ func mcpMain(ctx context.Context, o mcpOptions) error {
 	} else {
 		fmt.Fprintln(stderr, "agentbox mcp: environments live in this process (embedded) and end with it")
 	}
-	mgr, closeEnvs, err := newLocalEnv(config.DefaultStateDir())
+	mgr, closeEnvs, err := newLocalEnv(config.DefaultStateDir(), "")
 	if err != nil {
 		return fmt.Errorf("embedded environments: %w", err)
 	}

@@ -100,7 +100,7 @@ func gradePredictions(ctx context.Context, svc env.Service, owner env.Owner, tas
 	for _, p := range preds {
 		models[p.Model] = true
 	}
-	r := &report.Report{Run: filepath.Base(out), Suite: o.suite.suite, Policy: "predictions:" + filepath.Base(o.predictions),
+	r := &report.Report{Run: filepath.Base(out), Suite: o.suite.suite, Policy: "predictions:" + filepath.Base(o.predictions), Isolation: isolationValue{&o.isolation}.String(),
 		Model: strings.Join(slices.Sorted(func(yield func(string) bool) {
 			for m := range models {
 				if !yield(m) {

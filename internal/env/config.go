@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/image"
+	"github.com/agentbox/agentbox/internal/runner"
 )
 
 // Config configures a Manager. The zero value of every field but StateDir is
@@ -28,6 +29,10 @@ type Config struct {
 	// Images is the image store that CreateOptions.Template names templates
 	// in (nil: environments run on the host's system directories only).
 	Images *image.Store
+
+	// Isolation is the level of the environments whose CreateOptions leave it
+	// empty: runner.IsolationNamespace (when empty) or runner.IsolationGvisor.
+	Isolation runner.Isolation
 
 	// Defaults fills in the zero fields of CreateOptions.Limits; where it is zero
 	// too, memory and pids take the sandbox's defaults (sandbox.DefaultMemory,
@@ -131,6 +136,11 @@ func (c Config) withDefaults() (Config, error) {
 		presets[name] = abs
 	}
 	c.Presets = presets
+	switch c.Isolation {
+	case "", runner.IsolationNamespace, runner.IsolationGvisor:
+	default:
+		return c, fmt.Errorf("%w: Config.Isolation %q: namespace or gvisor", ErrInvalid, c.Isolation)
+	}
 	defaults := []struct {
 		v *int64
 		d int64

@@ -119,6 +119,9 @@ type box interface {
 // instead of starting a sandbox; what differs per create (owner, labels,
 // timeouts, the network policy) is applied to it here, as to a fresh one.
 func (m *Manager) Create(ctx context.Context, o CreateOptions) (Info, error) {
+	if o.Isolation == "" {
+		o.Isolation = m.cfg.Isolation
+	}
 	if err := validate(&o); err != nil {
 		return Info{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/agentbox/agentbox/internal/image"
+	"github.com/agentbox/agentbox/internal/runner"
 )
 
 // localPrefix names the state directories of OpenLocal's managers.
@@ -14,7 +15,8 @@ const localPrefix = "agentbox-agent-"
 
 // OpenLocal starts a Manager for one agentbox process that runs its environments
 // in process (agent, grade, eval), on a private state directory in os.TempDir,
-// with templates from images (nil: none);
+// with templates from images (nil: none), every environment at level isolation
+// unless its CreateOptions say otherwise (Config.Isolation);
 // closing it destroys what is left and removes the directory. First it sweeps the
 // state directories such processes left when they were killed before their
 // cleanup: a directory whose lock no process holds is stale, and opening a
@@ -24,7 +26,7 @@ const localPrefix = "agentbox-agent-"
 // The lock is a flock on the directory itself, held for the Manager's life. The
 // directory is made under a name the sweep does not match and locked before it
 // is renamed to its own: another process's sweep never sees it unlocked.
-func OpenLocal(images *image.Store) (m *Manager, closeFn func() error, err error) {
+func OpenLocal(images *image.Store, isolation runner.Isolation) (m *Manager, closeFn func() error, err error) {
 	stale, _ := filepath.Glob(filepath.Join(os.TempDir(), localPrefix+"*"))
 	for _, d := range stale {
 		lock, err := lockDir(d)
@@ -53,7 +55,7 @@ func OpenLocal(images *image.Store) (m *Manager, closeFn func() error, err error
 		lock.Close()
 		return nil, nil, err
 	}
-	if m, err = NewManager(Config{StateDir: dir, Images: images}); err != nil {
+	if m, err = NewManager(Config{StateDir: dir, Images: images, Isolation: isolation}); err != nil {
 		os.RemoveAll(dir)
 		lock.Close()
 		return nil, nil, err

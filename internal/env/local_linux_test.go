@@ -28,7 +28,7 @@ func TestOpenLocal(t *testing.T) {
 	live := filepath.Join(tmp, localPrefix+"live")
 	newManager(t, Config{StateDir: live}) // closed by the test's cleanup
 
-	lm, closeFn, err := OpenLocal(nil)
+	lm, closeFn, err := OpenLocal(nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestOpenLocalConcurrent(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, closers[i], errs[i] = OpenLocal(nil)
+				_, closers[i], errs[i] = OpenLocal(nil, "")
 			}()
 		}
 		wg.Wait()

@@ -59,6 +59,9 @@ type Options struct {
 	// their values), recorded in run.json: a resumed run must give the same, or
 	// it is refused naming the ones that differ.
 	Flags map[string]string
+	// Isolation is the level of the Service's environments, recorded in the
+	// report (the Service decides it).
+	Isolation string
 	// Limits bound each agent session; MaxWall defaults to the task's timeout
 	// plus five minutes.
 	Limits agent.Limits
@@ -203,7 +206,7 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 		return a.Attempt - b.Attempt
 	})
 	now := time.Now()
-	r := &report.Report{Run: info.Run, Suite: o.Suite, Policy: o.PolicyName, Model: o.Model,
+	r := &report.Report{Run: info.Run, Suite: o.Suite, Policy: o.PolicyName, Model: o.Model, Isolation: o.Isolation,
 		StartedAt: info.StartedAt, FinishedAt: now, DurationMS: now.Sub(info.StartedAt).Milliseconds(),
 		Interrupted: ctx.Err() != nil, Attempts: results, Summary: report.Summarize(results)}
 	if err := report.Write(o.Out, r); err != nil {

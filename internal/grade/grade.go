@@ -423,6 +423,7 @@ func (r *run) once(ctx context.Context, v *Verdict, hidden string) (res task.Res
 		return res, infraf("create environment: %v", err)
 	}
 	r.id, r.size = info.ID, info.Limits.WorkspaceSize
+	v.Isolation = string(info.Isolation)
 	defer func() {
 		// The caller's ctx may be done; destroying must still happen.
 		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

@@ -30,6 +30,9 @@ type Verdict struct {
 	// With canaries each run is two runs of the test command, one per copy of
 	// the hidden tests.
 	Runs int `json:"runs"`
+	// Isolation is the level the test runs' environments had (namespace or
+	// gvisor), as the environment service reported it.
+	Isolation string `json:"isolation,omitempty"`
 	// Canaries is how many hidden tests ran with a canary (package canary): each
 	// is a canary in one of the two copies and itself in the other.
 	Canaries int `json:"canaries,omitempty"`

@@ -11,10 +11,12 @@ import (
 // it ended. Its JSON form is report.json.
 type Report struct {
 	// Run is the run's id; with a task id and an attempt number it keys an attempt.
-	Run        string    `json:"run"`
-	Suite      string    `json:"suite"`  // "builtin", a directory or a JSONL file
-	Policy     string    `json:"policy"` // e.g. "scripted:reference", "openai"
-	Model      string    `json:"model,omitempty"`
+	Run    string `json:"run"`
+	Suite  string `json:"suite"`  // "builtin", a directory or a JSONL file
+	Policy string `json:"policy"` // e.g. "scripted:reference", "openai"
+	Model  string `json:"model,omitempty"`
+	// Isolation is the level the attempts' environments ran at: namespace or gvisor.
+	Isolation  string    `json:"isolation,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at"`
 	DurationMS int64     `json:"duration_ms"`
