@@ -36,6 +36,8 @@ func startEnv(t *testing.T) (*Env, string) {
 	return e, ws
 }
 
+// execIn runs argv in e and returns how it ended and its stdout; its stderr goes
+// to the test's log.
 func execIn(t *testing.T, e *Env, argv ...string) (ProcessExit, string) {
 	t.Helper()
 	out, err := os.CreateTemp(t.TempDir(), "out")
@@ -43,7 +45,17 @@ func execIn(t *testing.T, e *Env, argv ...string) (ProcessExit, string) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	p, err := e.Exec(ExecConfig{Argv: argv, Env: []string{"PATH=/usr/bin:/bin"}}, Stdio{Stdout: out, Stderr: out})
+	errOut, err := os.CreateTemp(t.TempDir(), "err")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if b, _ := os.ReadFile(errOut.Name()); len(b) > 0 {
+			t.Logf("%v: stderr %q", argv, b)
+		}
+		errOut.Close()
+	}()
+	p, err := e.Exec(ExecConfig{Argv: argv, Env: []string{"PATH=/usr/bin:/bin"}}, Stdio{Stdout: out, Stderr: errOut})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,3 +160,43 @@ func TestEnvWorkspaceAndKill(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// The helpers that hold a command's PID namespace and report its status are
+// out of the command's reach: it cannot kill its namespace's init (root, pid 1
+// there) or any process of another command (outside its namespace), it holds no
+// descriptor but its stdio (the report and control pipes stay with the
+// helpers), and a kill(-1) ends only its own processes. If any of these failed, a command could forge its result or escape
+// the kill of its tree.
+func TestEnvHelpersOutOfReach(t *testing.T) {
+	testenv.SkipShort(t, "starts a gVisor sandbox")
+	e, _ := startEnv(t)
+	other, err := e.Exec(ExecConfig{Argv: []string{"sleep", "61"}, Env: []string{"PATH=/usr/bin:/bin"}}, Stdio{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Kill()
+	// The other command's sleep, found by its command line in the sandbox's /proc.
+	const find = `for d in /proc/[0-9]*; do [ "$(tr '\0' ' ' < $d/cmdline 2>/dev/null)" = "sleep 61 " ] && echo ${d#/proc/}; done`
+	ex, out := execIn(t, e, "sh", "-c", "sleep 0.5; "+
+		"kill -9 1 && echo killed-init; "+
+		"pids=$("+find+"); echo found $pids; for p in $pids; do kill -9 $p && echo killed-other-$p; done; "+
+		"ls /proc/self/fd | tr '\\n' ' '; echo; "+
+		"exit 3")
+	lines := strings.Split(out, "\n")
+	if ex.ExitCode != 3 || strings.Contains(out, "killed") || len(lines) < 2 || len(strings.Fields(lines[0])) != 2 {
+		t.Fatalf("want the other command's sleep found and nothing killed: %+v\n%s", ex, out)
+	}
+	if fds := strings.Fields(lines[1]); len(fds) > 4 || !strings.HasPrefix(lines[1], "0 1 2 ") {
+		t.Errorf("the command holds descriptors beyond its stdio (and ls's own): %q", lines[1])
+	}
+	// kill(-1) spares the caller: the shell's background sleep dies, the shell goes on.
+	ex, out = execIn(t, e, "sh", "-c", "sleep 30 & kill -9 -1; wait $!; echo status $?")
+	if ex.ExitCode != 0 || ex.Err != nil || out != "status 137\n" {
+		t.Errorf("kill(-1) from the command: %+v %q, want its own sleep killed and its status reported", ex, out)
+	}
+	select {
+	case <-other.done:
+		t.Fatal("another command died of this one's kills")
+	default:
+	}
+}
