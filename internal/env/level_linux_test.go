@@ -32,7 +32,8 @@ func requireLevel(t *testing.T, level runner.Isolation) {
 // TestEveryLevel: an environment's contract is the same at every isolation
 // level: exit codes and signals, a timeout that kills the command's whole tree
 // and no other command, output caps with the whole stream kept, files written
-// from either side, the diff, pause and resume, and nothing left after Destroy.
+// from either side, the diff, the workspace and memory limits, pause and resume,
+// and nothing left after Destroy.
 func TestEveryLevel(t *testing.T) {
 	for _, level := range levels {
 		t.Run(string(level), func(t *testing.T) {
@@ -144,6 +145,14 @@ func TestEveryLevel(t *testing.T) {
 			if res, err := m.Wait(ctx, alice, id, p); err != nil || res.Stdout != "resumed\n" {
 				t.Errorf("after resume: %+v, %v", res, err)
 			}
+
+			// The memory limit: the command is OOM-killed, the environment goes on.
+			small := create(t, m, CreateOptions{Isolation: level, Limits: Limits{Memory: 256 << 20}}).ID
+			res, err = m.Exec(ctx, alice, small, ExecRequest{Argv: []string{"python3", "-c", "a = []\nwhile True: a.append(bytearray(16 << 20))"}})
+			if err != nil || !res.OOMKilled || res.Limit != runner.LimitMemory {
+				t.Errorf("a balloon in 256 MiB: %+v, %v", res, err)
+			}
+			sh(t, m, small, "true")
 
 			f := footprintOf(envOf(t, m, id))
 			if err := m.Destroy(ctx, alice, id); err != nil {
