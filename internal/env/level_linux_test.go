@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,6 +68,18 @@ func TestEveryLevel(t *testing.T) {
 			if res, err := m.Exec(ctx, alice, id, ExecRequest{Argv: []string{"no-such-binary"}}); err != nil || res.ExitCode != 127 {
 				t.Errorf("a missing binary: %+v, %v", res, err)
 			}
+
+			// Commands run at once, each with its own result.
+			var wg sync.WaitGroup
+			for i := range 6 {
+				wg.Go(func() {
+					res, err := m.Exec(ctx, alice, id, ExecRequest{Argv: []string{"sh", "-c", "sleep 0.2; echo $0; exit $0", strconv.Itoa(i)}})
+					if err != nil || res.ExitCode != i || res.Stdout != strconv.Itoa(i)+"\n" {
+						t.Errorf("concurrent command %d: %+v, %v", i, res, err)
+					}
+				})
+			}
+			wg.Wait()
 
 			// A timeout ends the command's tree, daemons included, not another command.
 			bg, err := m.Start(ctx, alice, id, ExecRequest{Argv: []string{"sh", "-c", "sleep 777 & wait"}})
