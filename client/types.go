@@ -23,7 +23,7 @@ type CreateRequest struct {
 	Workspace   string   `json:"workspace,omitempty" jsonschema:"host directory used as the read-only lower layer; must lie under a root the server allows for the tenant"`
 	Preset      string   `json:"preset,omitempty" jsonschema:"name of a workspace preset registered on the server"`
 	Template    string   `json:"template,omitempty" jsonschema:"template (root file system image) the environment runs on; absent: the host's system directories. template_list lists those the tenant may use"`
-	Isolation   string   `json:"isolation,omitempty" jsonschema:"namespace (default) or gvisor: every command under gVisor's user-space kernel (no network, mounts or template)"`
+	Isolation   string   `json:"isolation,omitempty" jsonschema:"namespace (default) or gvisor: every command under gVisor's user-space kernel (no network, rw mounts or template)"`
 	Limits      Limits   `json:"limits,omitzero" jsonschema:"resource limits of the environment"`
 	Network     *Network `json:"network,omitempty" jsonschema:"what the environment may reach through its egress proxy; absent: no network but its own loopback"`
 	TTLSeconds  float64  `json:"ttl_seconds,omitempty" jsonschema:"lifetime in seconds after which the environment is destroyed (0: server default)"`

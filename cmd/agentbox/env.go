@@ -104,7 +104,7 @@ func envCreateCmd() *cobra.Command {
 	f.StringVar(&req.Workspace, "workspace", "", "host directory to start from (must lie under a root the server allows)")
 	f.StringVar(&req.Preset, "preset", "", "workspace preset registered on the server (the config's workspace_presets)")
 	f.StringVar(&req.Template, "template", "", "template the environment's root file system comes from (agentbox template ls; default: the host's system directories)")
-	f.StringVar(&req.Isolation, "isolation", "", "namespace (default) or gvisor: every command under gVisor's user-space kernel (runsc; no network, mounts or template)")
+	f.StringVar(&req.Isolation, "isolation", "", "namespace (default) or gvisor: every command under gVisor's user-space kernel (runsc; no network, rw mounts or template)")
 	f.Var(sizeValue{&req.Limits.MemoryBytes}, "memory", "memory limit of the environment, e.g. 1G")
 	f.Var(countValue{&req.Limits.Pids}, "pids", "process limit of the environment")
 	f.Float64Var(&req.Limits.CPUs, "cpus", 0, "CPU quota in cores")

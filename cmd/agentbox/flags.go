@@ -69,4 +69,4 @@ func (v isolationValue) Set(s string) error {
 func (v isolationValue) Type() string { return "level" }
 
 // isolationUsage is the help of isolationValue's flag.
-const isolationUsage = "level of every environment: namespace, or gvisor (gVisor's kernel under every command; runsc in PATH; no network, mounts or templates)"
+const isolationUsage = "level of every environment: namespace, or gvisor (gVisor's kernel under every command; runsc in PATH; no network, rw mounts or templates)"

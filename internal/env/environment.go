@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -304,7 +305,7 @@ func (m *Manager) start(k shape, img *image.Image, ms []Mount, top *snapshot, fr
 func (e *environment) boot() error {
 	k := e.k
 	if k.isolation == runner.IsolationGvisor {
-		gv, err := gvisor.StartEnv(e.m.gvisorConfig(k))
+		gv, err := gvisor.StartEnv(e.m.gvisorConfig(k, e.mounts))
 		if err != nil {
 			return fmt.Errorf("env: start sandbox: %w", err)
 		}
@@ -450,7 +451,7 @@ func (m *Manager) adopt(e *environment, o CreateOptions, created, expires time.T
 // gvisorConfig is the gVisor sandbox of an environment of shape k. Its
 // commands run as the lower layer's owner, as at the gvisor level of a run, or
 // as the sandbox user (uid 1000) on an empty workspace.
-func (m *Manager) gvisorConfig(k shape) gvisor.Config {
+func (m *Manager) gvisorConfig(k shape, ms []Mount) gvisor.Config {
 	cfg := gvisor.Config{
 		Workspace:     k.lower,
 		UID:           nsinit.UID,
@@ -461,6 +462,9 @@ func (m *Manager) gvisorConfig(k shape) gvisor.Config {
 		Memory:        k.limits.Memory,
 		Pids:          k.limits.Pids,
 		CPUs:          k.limits.CPUs,
+	}
+	for _, mt := range ms {
+		cfg.Mounts = append(cfg.Mounts, gvisor.Mount{Source: mt.Source, Target: mt.Target, CopyOnWrite: mt.Mode == MountCopyOnWrite})
 	}
 	var st unix.Stat_t
 	if k.lower != m.empty && unix.Stat(k.lower, &st) == nil {
@@ -491,8 +495,10 @@ func validate(o *CreateOptions) error {
 		return bad("ttl, idle timeout and idle pause must not be negative")
 	case o.Isolation != "" && o.Isolation != runner.IsolationNamespace && o.Isolation != runner.IsolationGvisor:
 		return bad("isolation %q: namespace or gvisor (an environment is a sandbox)", o.Isolation)
-	case o.Isolation == runner.IsolationGvisor && (o.Network != nil || len(o.Mounts) > 0 || o.Template != ""):
-		return bad("network, mounts and templates need isolation namespace: a gvisor environment has the host's system directories and loopback only")
+	case o.Isolation == runner.IsolationGvisor && (o.Network != nil || o.Template != ""):
+		return bad("network and templates need isolation namespace: a gvisor environment has the host's system directories and loopback only")
+	case o.Isolation == runner.IsolationGvisor && slices.ContainsFunc(o.Mounts, func(mt Mount) bool { return mt.Mode == MountReadWrite }):
+		return bad("mounts of mode rw need isolation namespace: a gvisor environment's mounts are ro or cow")
 	case o.OnTimeout != "" && o.OnTimeout != OnTimeoutDestroy && o.OnTimeout != OnTimeoutPause:
 		return bad("on_timeout %q: %q or %q", o.OnTimeout, OnTimeoutDestroy, OnTimeoutPause)
 	case l.Memory < 0 || (l.Memory > 0 && l.Memory < 1<<20):

@@ -177,12 +177,52 @@ func TestEveryLevel(t *testing.T) {
 	}
 }
 
+// TestEveryLevelMounts: a read-only mount cannot be written, a copy-on-write one
+// takes writes that never reach the host, at every level.
+func TestEveryLevelMounts(t *testing.T) {
+	for _, level := range levels {
+		t.Run(string(level), func(t *testing.T) {
+			requireLevel(t, level)
+			m := newManager(t, Config{})
+			ro, cow := t.TempDir(), t.TempDir()
+			os.WriteFile(filepath.Join(ro, "r.txt"), []byte("ro\n"), 0o644)
+			os.WriteFile(filepath.Join(cow, "c.txt"), []byte("cow\n"), 0o644)
+			// The owner is uid 1000 inside at both levels: the namespace level maps
+			// the owner to it, the gvisor level shows host owners as they are.
+			for _, d := range []string{ro, cow} {
+				filepath.Walk(d, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 1000, 1000) })
+			}
+			id := create(t, m, CreateOptions{Isolation: level, Mounts: []Mount{
+				{Source: ro, Target: "/opt/ro"}, {Source: cow, Target: "/opt/cow", Mode: MountCopyOnWrite}}}).ID
+			out := sh(t, m, id, "cat /opt/ro/r.txt /opt/cow/c.txt; echo x > /opt/ro/new 2>/dev/null || echo ro-refused; "+
+				"echo changed > /opt/cow/c.txt; echo new > /opt/cow/new; cat /opt/cow/c.txt /opt/cow/new")
+			if out != "ro\ncow\nro-refused\nchanged\nnew\n" {
+				t.Errorf("inside: %q", out)
+			}
+			if b, _ := os.ReadFile(filepath.Join(cow, "c.txt")); string(b) != "cow\n" {
+				t.Errorf("the copy-on-write mount's host file changed: %q", b)
+			}
+			for _, p := range []string{filepath.Join(ro, "new"), filepath.Join(cow, "new")} {
+				if _, err := os.Stat(p); err == nil {
+					t.Errorf("%s reached the host", p)
+				}
+			}
+			// A source reached through a symlink is refused: it could be swapped.
+			link := filepath.Join(t.TempDir(), "link")
+			os.Symlink(ro, link)
+			if _, err := m.Create(context.Background(), CreateOptions{Owner: alice, Isolation: level, Mounts: []Mount{{Source: link, Target: "/opt/l"}}}); err == nil {
+				t.Error("a mount whose source is a symlink was made")
+			}
+		})
+	}
+}
+
 // A gvisor environment refuses what only the namespace level has, by name.
 func TestGvisorCreateInvalid(t *testing.T) {
 	m := newManager(t, Config{})
 	for _, o := range []CreateOptions{
 		{Isolation: runner.IsolationGvisor, Network: &Network{}},
-		{Isolation: runner.IsolationGvisor, Mounts: []Mount{{Source: t.TempDir(), Target: "/opt/x"}}},
+		{Isolation: runner.IsolationGvisor, Mounts: []Mount{{Source: t.TempDir(), Target: "/opt/x", Mode: MountReadWrite}}},
 		{Isolation: runner.IsolationGvisor, Template: "python"},
 		{Isolation: runner.IsolationProcess},
 		{Isolation: "vm"},

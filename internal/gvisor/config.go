@@ -53,6 +53,9 @@ type Config struct {
 	// sandbox user owns its (idmapped) workspace. Package runner passes the
 	// workspace directory's owner.
 	UID, GID uint32
+	// Mounts are host directories shown outside /workspace (StartEnv only; the
+	// caller checks their targets, as sandbox.CheckMount does).
+	Mounts []Mount
 	// WorkspaceSize bounds the workspace's changes (the overlay's upper layer,
 	// a tmpfs) in bytes; zero: the disk of TMPDIR, where the state is.
 	WorkspaceSize int64
@@ -69,6 +72,15 @@ type Config struct {
 	CPU      Rlimit
 	FileSize uint64
 	NoFile   uint64
+}
+
+// Mount shows the host directory Source at Target, read-only, or with
+// CopyOnWrite as the lower layer of an overlay whose upper layer is on the
+// workspace's (and bounded with it). Source is opened without following a
+// symlink on the way, as the namespace level's mounts are.
+type Mount struct {
+	Source, Target string
+	CopyOnWrite    bool
 }
 
 // Rlimit is a soft and hard limit.

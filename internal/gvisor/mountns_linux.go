@@ -21,6 +21,10 @@ type overlayMount struct {
 	size                  int64
 	uid, gid              uint32
 	mode                  os.FileMode
+	// mounts are shown at views/<i> (copy-on-write: views/<i>.lower below an
+	// overlay whose layers are layers/m<i>).
+	mounts []Mount
+	views  string
 }
 
 // startIsolated starts cmd from a locked OS thread of its own that has unshared
@@ -107,6 +111,12 @@ func isolatedStart(cmd *exec.Cmd, cg *cgroup.Cgroup, overlay *overlayMount) (upp
 		if upperDir, err = openPath(upper); err != nil {
 			return nil, err
 		}
+		for i, mt := range overlay.mounts {
+			if err := overlay.mount(i, mt); err != nil {
+				upperDir.Close()
+				return nil, fmt.Errorf("mount %s: %w", mt.Target, err)
+			}
+		}
 	}
 	defer func() {
 		if err != nil && upperDir != nil {
@@ -143,6 +153,52 @@ func isolatedStart(cmd *exec.Cmd, cg *cgroup.Cgroup, overlay *overlayMount) (upp
 		}
 	}
 	return upperDir, startErr
+}
+
+// mount binds mt's source, opened without following a symlink, at its view
+// (read-only), or below an overlay there.
+func (o *overlayMount) mount(i int, mt Mount) error {
+	fd, err := unix.Openat2(unix.AT_FDCWD, mt.Source, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return fmt.Errorf("open %s without following symlinks: %w", mt.Source, err)
+	}
+	defer unix.Close(fd)
+	view := filepath.Join(o.views, strconv.Itoa(i))
+	at := view
+	if mt.CopyOnWrite {
+		at = view + ".lower"
+	}
+	if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(fd), at, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	if err := unix.Mount("", at, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		return err
+	}
+	if !mt.CopyOnWrite {
+		return nil
+	}
+	layers := filepath.Join(o.layers, "m"+strconv.Itoa(i))
+	upper, work := filepath.Join(layers, "upper"), filepath.Join(layers, "work")
+	for _, d := range []string{layers, upper, work} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(at, &st); err != nil {
+		return err
+	}
+	if err := os.Chown(upper, int(st.Uid), int(st.Gid)); err != nil {
+		return err
+	}
+	if err := os.Chmod(upper, os.FileMode(st.Mode).Perm()); err != nil {
+		return err
+	}
+	opts := "lowerdir=" + escape(at) + ",upperdir=" + escape(upper) + ",workdir=" + escape(work)
+	return unix.Mount("overlay", view, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
 }
 
 // threadCgroups maps each v1 hierarchy's mount (/sys/fs/cgroup/<controllers>) to

@@ -106,7 +106,8 @@ func start(cfg Config, stdio Stdio, env bool) (_ *Sandbox, err error) {
 	var overlay *overlayMount
 	if cfg.Workspace != "" {
 		overlay = &overlayMount{lower: cfg.Workspace, layers: filepath.Join(state, "layers"), merged: filepath.Join(state, "merged"),
-			size: cfg.WorkspaceSize, uid: cfg.UID, gid: cfg.GID, mode: sb.upperMode}
+			size: cfg.WorkspaceSize, uid: cfg.UID, gid: cfg.GID, mode: sb.upperMode, mounts: cfg.Mounts,
+			views: filepath.Join(state, "mounts")}
 	}
 	if sb.wsDir, sb.upper, err = startIsolated(sb.cmd, sb.cg, overlay, filepath.Join(state, "merged"), sb.release); err != nil {
 		return nil, err
@@ -196,6 +197,18 @@ func (sb *Sandbox) layout(cfg Config) ([]bind, error) {
 		sb.upperMode = st.Mode().Perm()
 	}
 	binds = append(binds, bind{source: merged, target: Workspace, write: true})
+	for i, mt := range cfg.Mounts {
+		if cfg.Workspace == "" {
+			return nil, errors.New("mounts need a workspace")
+		}
+		view := filepath.Join(sb.state, "mounts", strconv.Itoa(i))
+		for _, d := range []string{filepath.Join(root, mt.Target), view, view + ".lower"} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return nil, err
+			}
+		}
+		binds = append(binds, bind{source: view, target: mt.Target, write: mt.CopyOnWrite})
+	}
 	return binds, nil
 }
 

@@ -699,7 +699,7 @@ export interface components {
             /** @description the root file system: a template this tenant may use (GET /v1/templates); absent - the host's system directories */
             template?: string;
             /**
-             * @description namespace (default), or gvisor - every command under gVisor's user-space kernel (no network, mounts, template or terminal)
+             * @description namespace (default), or gvisor - every command under gVisor's user-space kernel (no network, rw mounts, template or terminal)
              * @enum {string}
              */
             isolation?: "namespace" | "gvisor";
