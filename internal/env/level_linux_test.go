@@ -168,6 +168,13 @@ func TestEveryLevel(t *testing.T) {
 			}
 			sh(t, m, small, "true")
 
+			if level == runner.IsolationGvisor {
+				if _, err := m.Snapshot(ctx, alice, id); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "namespace") {
+					t.Errorf("Snapshot of a gvisor environment = %v, want ErrInvalid naming the namespace level", err)
+				}
+				sh(t, m, id, "true") // and it goes on
+			}
+
 			f := footprintOf(envOf(t, m, id))
 			if err := m.Destroy(ctx, alice, id); err != nil {
 				t.Fatal(err)

@@ -133,6 +133,7 @@ type Process struct {
 	done   chan struct{} // closed when runsc exec has returned
 	report *gvinit.Report
 	killed atomic.Bool
+	sent   atomic.Int32 // the last signal the host sent, or 0
 }
 
 // ProcessExit is how a command ended.
@@ -249,6 +250,11 @@ func (p *Process) Wait() ProcessExit {
 	case r == nil && (p.killed.Load() || p.e.killed.Load()):
 		ex.Signal = syscall.SIGKILL
 		return ex
+	case r == nil && p.sent.Load() != 0:
+		// The host's signal reached the helpers before they could report (a
+		// command signalled as it starts): it ended of that signal.
+		ex.Signal = syscall.Signal(p.sent.Load())
+		return ex
 	case r == nil:
 		ex.Err = fmt.Errorf("runsc exec failed: %w", runscError(filepath.Join(p.e.sb.state, p.log), errors.New("no report")))
 		return ex
@@ -277,6 +283,7 @@ func (p *Process) Signal(sig syscall.Signal) {
 	if sig == syscall.SIGKILL {
 		p.killed.Store(true)
 	}
+	p.sent.Store(int32(sig))
 	p.ctlMu.Lock()
 	defer p.ctlMu.Unlock()
 	if p.ctl != nil {
