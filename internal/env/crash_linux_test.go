@@ -71,7 +71,7 @@ func runCrashHelper() {
 				fail(err)
 			}
 		}
-		fmt.Println(info.ID, f.uid, f.state, f.reserve, strings.Join(f.cgroups, ","), m.envs[info.ID].sb.Pid())
+		fmt.Println(info.ID, f.uid, f.state, f.reserve, strings.Join(f.cgroups, ","), m.envs[info.ID].ns().Pid())
 	}
 	fmt.Println("ready")
 	select {}

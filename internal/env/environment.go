@@ -288,8 +288,8 @@ func (m *Manager) start(k shape, img *image.Image, ms []Mount, top *snapshot, fr
 		removeDir()
 		return nil, err
 	}
-	if from == nil && top == nil {
-		if err := e.writeRecord(&stateRecord{Version: recordVersion, ID: e.id, Sandbox: e.sb.Leftover()}); err != nil {
+	if from == nil && top == nil && k.isolation != runner.IsolationGvisor { // a gVisor environment dies with this process: no record
+		if err := e.writeRecord(&stateRecord{Version: recordVersion, ID: e.id, Sandbox: e.sb.(*sandbox.Sandbox).Leftover()}); err != nil {
 			e.teardown()
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/runner"
 	"github.com/agentbox/agentbox/internal/sandbox"
 )
 
@@ -47,7 +48,7 @@ func (e *environment) saveRecord() error {
 	e.recordMu.Lock()
 	defer e.recordMu.Unlock()
 	e.mu.Lock()
-	if e.top != nil { // on snapshot layers, which die with this process: see start
+	if e.top != nil || e.info.Isolation == runner.IsolationGvisor { // on snapshot layers or gVisor, which die with this process: see start
 		e.mu.Unlock()
 		return nil
 	}
@@ -56,7 +57,7 @@ func (e *environment) saveRecord() error {
 		n := *e.info.Network
 		o.Network = &n
 	}
-	r := &stateRecord{Version: recordVersion, ID: e.id, Options: o, Created: e.info.CreatedAt, Expires: e.info.ExpiresAt, Sandbox: e.sb.Leftover()}
+	r := &stateRecord{Version: recordVersion, ID: e.id, Options: o, Created: e.info.CreatedAt, Expires: e.info.ExpiresAt, Sandbox: e.sb.(*sandbox.Sandbox).Leftover()}
 	e.mu.Unlock()
 	if n := r.Options.Network; n != nil && (len(n.Secrets) > 0 || len(n.Scan.Values) > 0) {
 		r.Withheld = true

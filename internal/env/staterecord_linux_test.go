@@ -26,8 +26,8 @@ func TestRecordWritten(t *testing.T) {
 	}
 	e := envOf(t, m, info.ID)
 	if r.Options.Owner != alice || r.Options.Labels["k"] != "v" || !r.Created.Equal(info.CreatedAt) || !r.Expires.Equal(info.ExpiresAt) ||
-		r.Sandbox != e.sb.Leftover() || r.Sandbox.State == "" {
-		t.Fatalf("record = %+v, want it to describe %+v (sandbox %+v)", r, info, e.sb.Leftover())
+		r.Sandbox != e.ns().Leftover() || r.Sandbox.State == "" {
+		t.Fatalf("record = %+v, want it to describe %+v (sandbox %+v)", r, info, e.ns().Leftover())
 	}
 	if err := m.Destroy(context.Background(), alice, info.ID); err != nil {
 		t.Fatal(err)
@@ -69,7 +69,7 @@ func TestRecordForged(t *testing.T) {
 	}
 	other := newManager(t, Config{})
 	liveID := create(t, other, CreateOptions{}).ID
-	live := envOf(t, other, liveID).sb.Leftover()
+	live := envOf(t, other, liveID).ns().Leftover()
 
 	state := t.TempDir()
 	envs := filepath.Join(state, "envs")
@@ -189,7 +189,7 @@ func TestRecordGoesWithSnapshot(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(e.dir, recordName)); err == nil {
 			t.Errorf("%s on snapshot layers has a record", eid)
 		}
-		if l := e.sandbox().Leftover(); l != (sandbox.Leftover{}) {
+		if l := e.sandbox().(*sandbox.Sandbox).Leftover(); l != (sandbox.Leftover{}) {
 			t.Errorf("%s on snapshot layers keeps %+v", eid, l)
 		}
 	}
