@@ -221,7 +221,9 @@ func TestSnapshotDuringExec(t *testing.T) {
 		done <- err
 	}()
 	for end := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := m.ReadFile(ctx, alice, id, "s", 0, 0); err == nil {
+		// The shell creates s before it writes to it: wait for the content, or
+		// the snapshot may keep an empty file (a flake under load).
+		if b, err := m.ReadFile(ctx, alice, id, "s", 0, 0); err == nil && string(b) == "started\n" {
 			break
 		}
 		if time.Now().After(end) {
