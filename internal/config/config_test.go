@@ -205,6 +205,9 @@ func TestExampleParses(t *testing.T) {
 	if got := c.Tenants["local"].WorkspaceRoots; len(got) != 1 || got[0] != home {
 		t.Fatalf("workspace_roots = %q, want [%q]", got, home)
 	}
+	if !strings.Contains(ex, "$XDG_STATE_HOME/agentbox") || strings.Contains(ex, "{home}") {
+		t.Errorf("the home directory replaced more, or less, than workspace_roots' placeholder:\n%s", ex)
+	}
 	if len(c.Tokens) != 1 || c.Tokens[0].Digest != sha256.Sum256([]byte("abx_0123456789abcdef0123")) {
 		t.Fatalf("token not read from agentbox.token: %+v", c.Tokens)
 	}

@@ -10,7 +10,7 @@ import (
 // default. home is the user's home directory; the token is read from the file
 // agentbox.token beside the configuration.
 func Example(home string) string {
-	return strings.ReplaceAll(example, "HOME", fmt.Sprintf("%q", home))
+	return strings.ReplaceAll(example, "{home}", fmt.Sprintf("%q", home))
 }
 
 const example = `# agentbox serve configuration (agentbox serve --config FILE, or $AGENTBOX_CONFIG).
@@ -39,7 +39,7 @@ tenants:
     # workspace is the read-only lower layer of a copy-on-write overlay: nothing
     # an environment does changes it.
     workspace_roots:
-      - HOME
+      - {home}
     # The host directories a mount's source may lie under (env create --mount).
     # A mount in mode rw writes to the host: list only what you mean to share.
     # mount_roots:
