@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path"
 	"path/filepath"
@@ -46,8 +47,10 @@ func (r *BuildRunner) RunStep(ctx context.Context, root image.Root, step image.S
 	}
 	cfg := Config{Argv: argv, Env: env, Dir: dir, Memory: r.Memory, Pids: r.Pids, CPUs: r.CPUs, TmpSize: r.TmpSize,
 		build: &buildRoot{layers: root.Layers, host: root.Host, upper: upper, work: work}}
+	var proxy *egress.Proxy
 	if preset := step.Egress(); preset != "" {
-		proxy, err := egress.NewProxy(egress.Config{
+		var err error
+		proxy, err = egress.NewProxy(egress.Config{
 			Policy:        egress.Policy{Allow: []string{"preset:" + preset}, AllowPrivate: r.AllowPrivate},
 			UpstreamRoots: r.UpstreamRoots,
 		})
@@ -99,9 +102,37 @@ func (r *BuildRunner) RunStep(ctx context.Context, root image.Root, step image.S
 	case exit.SetupErr != nil:
 		return fmt.Errorf("step %s: %w", step, exit.SetupErr)
 	case exit.ExitCode != 0:
-		return fmt.Errorf("step %s failed (exit %d, signal %d): %s", step, exit.ExitCode, exit.Signal, strings.TrimSpace(tail.String()))
+		return fmt.Errorf("step %s failed (exit %d, signal %d): %s%s", step, exit.ExitCode, exit.Signal, strings.TrimSpace(tail.String()), refusals(proxy))
 	}
 	return nil
+}
+
+// refusals names what a failed step's egress proxy refused, which the step's own
+// output (an HTTP 403 or 502) does not say, and for a refused address the prefix
+// that would open it; "" for no proxy or no refusal.
+func refusals(proxy *egress.Proxy) string {
+	if proxy == nil {
+		return ""
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, ev := range proxy.Log() {
+		if ev.Decision != egress.Denied {
+			continue
+		}
+		msg := fmt.Sprintf("%s:%d: %s (%s)", ev.Host, ev.Port, ev.Reason, ev.Detail)
+		if ev.Reason == egress.ReasonAddressRefused && ev.Addr.IsValid() {
+			msg += fmt.Sprintf("; a site's mirror there needs --allow-private %s (builds.allow_private in a daemon's configuration)", netip.PrefixFrom(ev.Addr, ev.Addr.BitLen()))
+		}
+		if !seen[msg] {
+			seen[msg] = true
+			out = append(out, msg)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "\nthe build's egress proxy refused " + strings.Join(out, "\n  and ")
 }
 
 // initMountpoints are what a build sandbox's init may create in its root to
