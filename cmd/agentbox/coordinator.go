@@ -63,13 +63,15 @@ process at a crash point of a session (see agentbox agent --help).`,
 	return cmd
 }
 
-func readToken(flag, path string) (string, error) {
+// readToken reads the bearer token in the file of --flag; what names the token
+// for an error (what to put there).
+func readToken(flag, path, what string) (string, error) {
 	if path == "" {
-		return "", fmt.Errorf("--%s is required", flag)
+		return "", fmt.Errorf("--%s is required: a file holding %s", flag, what)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("--%s: %w", flag, err)
+		return "", fmt.Errorf("--%s: %w (it must hold %s)", flag, err, what)
 	}
 	return strings.TrimSpace(string(b)), nil
 }
@@ -81,11 +83,11 @@ func coordinatorServe(ctx context.Context, o coordinatorOptions) error {
 	if o.envURL == "" {
 		return errors.New("--env-url is required: the environment daemon (agentbox serve) as http://HOST:PORT or unix:SOCKET")
 	}
-	envTok, err := readToken("env-token-file", o.envTokenFile)
+	envTok, err := readToken("env-token-file", o.envTokenFile, "the daemon's token, e.g. the agentbox.token that agentbox config init writes")
 	if err != nil {
 		return err
 	}
-	tok, err := readToken("token-file", o.tokenFile)
+	tok, err := readToken("token-file", o.tokenFile, "the token of your choice that callers will send, at least 16 bytes: head -c 24 /dev/urandom | base64 > FILE")
 	if err != nil {
 		return err
 	}
