@@ -27,16 +27,15 @@ type Mailbox struct {
 	Wait  time.Duration
 	// Poll is how often it looks while waiting (default 200ms).
 	Poll time.Duration
-	// Notify, if set, is told of each request before it is looked up: how a
-	// person learns there is something to answer.
+	// Notify, if set, is told of each request the mailbox holds no answer to
+	// yet: how a person learns there is something to answer. A resume that
+	// finds the answer there tells nobody.
 	Notify func(r grant.Request)
 }
 
 // Approve implements Approver.
 func (m *Mailbox) Approve(ctx context.Context, r grant.Request) (grant.Answer, error) {
-	if m.Notify != nil {
-		m.Notify(r)
-	}
+	notify := m.Notify
 	poll := m.Poll
 	if poll <= 0 {
 		poll = 200 * time.Millisecond
@@ -53,6 +52,10 @@ func (m *Mailbox) Approve(ctx context.Context, r grant.Request) (grant.Answer, e
 				return grant.Answer{}, fmt.Errorf("the mailbox's answer to %s cannot be read (%v)", r.ID, err)
 			}
 			return a, nil
+		}
+		if notify != nil {
+			notify(r)
+			notify = nil
 		}
 		if m.Wait <= 0 {
 			return grant.Answer{}, ErrAwaiting

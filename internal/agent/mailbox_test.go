@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,7 +111,12 @@ func TestApprovalPauseResume(t *testing.T) {
 		t.Fatalf("a second answer to req_1: %v; want ErrAnswered", err)
 	}
 
-	res, _ = drive(t, dir, ledger, 0, nil, writeCall(".git/config", "a"), writeCall(".git/config", "b"))
+	// The resume that finds req_1 answered tells nobody it awaits; req_2, new, is told.
+	var told []string
+	res, _ = drive(t, dir, ledger, 0, func(r grant.Request) { told = append(told, r.ID) }, writeCall(".git/config", "a"), writeCall(".git/config", "b"))
+	if !slices.Equal(told, []string{"req_2"}) {
+		t.Errorf("notified of %q; want only req_2 (req_1 was answered)", told)
+	}
 	if res.StopReason != StopPaused || !strings.Contains(res.Detail, "req_2") || ledgerLines(t, ledger) != 1 {
 		t.Fatalf("second run: %s (%s), %d ledger lines; want paused on req_2, one", res.StopReason, res.Detail, ledgerLines(t, ledger))
 	}
