@@ -156,7 +156,7 @@ func errs(e ...error) []error { return e }
 // rules is the mapping table, in order: the first row that matches wins.
 var rules = []rule{
 	{errs: errs(access.ErrUnauthenticated), status: http.StatusUnauthorized, code: client.CodeAuth, message: access.ErrUnauthenticated.Error(),
-		action: "send Authorization: Bearer <token> with a token from the server's configuration"},
+		action: "send Authorization: Bearer <token> with a token from the server's configuration (agentbox's CLI sends --token, else $AGENTBOX_TOKEN, else the agentbox.token a personal daemon writes beside its socket)"},
 	{errs: errs(access.ErrOutsideRoots), status: http.StatusForbidden, code: client.CodePermission,
 		action: "name a directory under the tenant's workspace_roots (mount_roots for a mount), or add it there in the file given to " +
 			"agentbox serve --config (agentbox config init writes one); without --config serve allows your home directory and the directory it started in"},

@@ -106,6 +106,9 @@ func TestMap(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%T %v", tc.err, tc.err), func(t *testing.T) {
 			st, e := Map(tc.err, `environment "abc"`, red)
+			if tc.code == "EAUTH" && !strings.Contains(e.SuggestedAction, "$AGENTBOX_TOKEN") {
+				t.Errorf("EAUTH's action %q does not say where the CLI takes its token", e.SuggestedAction)
+			}
 			if st != tc.status || e.Code != tc.code || e.Retryable != tc.retryable || !strings.Contains(e.Message, tc.msg) {
 				t.Fatalf("got %d %+v, want %d %s retryable=%v containing %q", st, e, tc.status, tc.code, tc.retryable, tc.msg)
 			}
