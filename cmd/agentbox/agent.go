@@ -223,10 +223,10 @@ func (o *agentOptions) apiKey() (model.Secret, error) {
 	}
 	name := map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}[o.policy]
 	k := os.Getenv(name)
-	if k == "" && o.policy == "anthropic" {
+	if k == "" && (o.policy == "anthropic" || o.baseURL == "") {
 		return model.Secret{}, fmt.Errorf("no API key: set %s or give --api-key-file", name)
 	}
-	return model.NewSecret(k), nil // a local OpenAI-compatible server may need none
+	return model.NewSecret(k), nil // a local OpenAI-compatible server (--base-url) may need none
 }
 
 func agentMain(ctx context.Context, o *agentOptions, argv []string) error {
