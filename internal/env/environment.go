@@ -241,7 +241,12 @@ func (m *Manager) start(k shape, img *image.Image, ms []Mount, top *snapshot, fr
 	if from != nil {
 		e.id, e.from = from.ID, &from.Sandbox
 	}
-	m.hold(top)
+	if err := m.hold(top); err != nil {
+		if img != nil {
+			img.Close()
+		}
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			if img != nil {

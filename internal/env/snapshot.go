@@ -61,14 +61,20 @@ func (s *snapshot) depth() int {
 	return s.info.Depth
 }
 
-// hold counts one more user of s (nil: none).
-func (m *Manager) hold(s *snapshot) {
+// hold counts one more user of s (nil: none). A snapshot already let go (its
+// last user was destroyed since s was found) is ErrDestroyed: counting it again
+// would release the snapshots below it twice.
+func (m *Manager) hold(s *snapshot) error {
 	if s == nil {
-		return
+		return nil
 	}
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s.refs <= 0 {
+		return fmt.Errorf("snapshot %s of environment %s: %w", s.info.ID, s.info.EnvID, ErrDestroyed)
+	}
 	s.refs++
-	m.mu.Unlock()
+	return nil
 }
 
 // release counts one user of s less; the snapshot no environment uses any
@@ -216,7 +222,9 @@ func (m *Manager) Fork(ctx context.Context, owner Owner, id string, o ForkOption
 		m.unreserve(o.Count)
 		return nil, err
 	}
-	m.hold(s) // against a destroy of e meanwhile
+	if err := m.hold(s); err != nil { // against a destroy of e meanwhile
+		return nil, err
+	}
 	defer m.release(s)
 
 	e.mu.Lock()
