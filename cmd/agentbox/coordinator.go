@@ -26,6 +26,7 @@ type coordinatorOptions struct {
 	stateDir, listen      string
 	envURL, envTokenFile  string
 	tokenFile, apiKeyFile string
+	baseURL               string
 }
 
 func coordinatorCmd() *cobra.Command {
@@ -40,7 +41,9 @@ DIR/sessions/ID. Its environments are an agentbox serve's, reached at --env-url
 (http://HOST:PORT, or unix:PATH for its socket) with the bearer token in
 --env-token-file; the coordinator and the daemon share no filesystem. The model
 credentials are the coordinator's (--api-key-file, else $OPENAI_API_KEY or
-$ANTHROPIC_API_KEY) and go to the model endpoint only.
+$ANTHROPIC_API_KEY) and go to the model endpoint only: --base-url, else the
+provider's. A session's policy.base_url may only repeat it (a caller's own URL
+would receive the key).
 
 Callers authenticate with the bearer token in --token-file. On start every
 session that has not ended is resumed (recovery as agentbox resume does, in the
@@ -59,6 +62,7 @@ process at a crash point of a session (see agentbox agent --help).`,
 	f.StringVar(&o.envTokenFile, "env-token-file", "", "file holding the environment daemon's bearer token (required)")
 	f.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token callers of this API must send (required, at least 16 bytes)")
 	f.StringVar(&o.apiKeyFile, "api-key-file", "", "file holding the model API key (default: $OPENAI_API_KEY or $ANTHROPIC_API_KEY)")
+	f.StringVar(&o.baseURL, "base-url", "", "the model endpoint, the only one the key is sent to (default: the provider's)")
 	cmd.AddCommand(serve)
 	return cmd
 }
@@ -109,7 +113,10 @@ func coordinatorServe(ctx context.Context, o coordinatorOptions) error {
 		return fmt.Errorf("--state-dir %s is the environment daemon's default state directory: give the coordinator its own", o.stateDir)
 	}
 	policy := func(p coordinator.PolicySpec) (agent.Policy, []string, error) {
-		ao := &agentOptions{policy: p.Name, mode: p.Mode, model: p.Model, baseURL: p.BaseURL, stream: p.Stream, apiKeyFile: o.apiKeyFile}
+		if p.BaseURL != "" && p.BaseURL != o.baseURL {
+			return nil, nil, fmt.Errorf("policy.base_url %q: the coordinator sends its model key only to its own endpoint (coordinator serve --base-url, here %q): leave base_url out", p.BaseURL, o.baseURL)
+		}
+		ao := &agentOptions{policy: p.Name, mode: p.Mode, model: p.Model, baseURL: o.baseURL, stream: p.Stream, apiKeyFile: o.apiKeyFile}
 		if ao.mode == "" {
 			ao.mode = agent.ModeGood
 		}

@@ -32,7 +32,7 @@ type coord struct {
 	t      *testing.T
 	d      *daemon
 	state  string
-	env    []string // extra environment (AGENTBOX_CRASH_AT)
+	env    []string // extra environment (AGENTBOX_CRASH_AT) and --flags
 	cmd    *exec.Cmd
 	exited chan error
 	url    string
@@ -53,9 +53,18 @@ func startCoord(t *testing.T, d *daemon, state string, env ...string) *coord {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	c.cmd = exec.Command(agentbox, "coordinator", "serve", "--state-dir", state, "--listen", "127.0.0.1:0",
-		"--env-url", "unix:"+d.socket, "--env-token-file", envTok, "--token-file", tok)
-	c.cmd.Env = append(os.Environ(), env...)
+	args := []string{"coordinator", "serve", "--state-dir", state, "--listen", "127.0.0.1:0",
+		"--env-url", "unix:" + d.socket, "--env-token-file", envTok, "--token-file", tok}
+	c.cmd = exec.Command(agentbox)
+	c.cmd.Env = os.Environ()
+	for _, e := range env {
+		if strings.HasPrefix(e, "--") {
+			args = append(args, e)
+		} else {
+			c.cmd.Env = append(c.cmd.Env, e)
+		}
+	}
+	c.cmd.Args = append(c.cmd.Args, args...)
 	c.cmd.Stdout, c.cmd.Stderr = log, log
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -608,9 +617,9 @@ func TestCoordKeyStays(t *testing.T) {
 	ctx := context.Background()
 	ws := coordWorkspace(t, d)
 	state := filepath.Join(t.TempDir(), "state")
-	c := startCoord(t, d, state, "ANTHROPIC_API_KEY="+key)
+	c := startCoord(t, d, state, "ANTHROPIC_API_KEY="+key, "--base-url="+srv.URL)
 	s, err := c.client().Create(ctx, coordinator.Spec{Goal: "look around", Env: coordinator.EnvSpec{Workspace: ws},
-		Policy: coordinator.PolicySpec{Name: "anthropic", Model: "claude-test", BaseURL: srv.URL}})
+		Policy: coordinator.PolicySpec{Name: "anthropic", Model: "claude-test"}})
 	if err != nil {
 		t.Fatal(err)
 	}
