@@ -20,6 +20,14 @@ var errSteered = errors.New("steered: the person changed the goal")
 // ErrEnded: the session has ended; it cannot be steered.
 var ErrEnded = errors.New("the session has ended")
 
+// Steer bounds: a message, and the goal that supplements and corrections
+// make (each is added to it, and every GoalRevised records it whole, so an
+// unbounded one would grow the journal and every model request without end).
+const (
+	MaxSteerMessage = 16 << 10
+	MaxSteeredGoal  = 64 << 10
+)
+
 // Steer leaves a person's message for the durable session in s (agentbox
 // sessions steer, or a coordinator's endpoint: open the session's store and
 // call this): kind is supplement, correct, replace or ask. Its driver takes it
@@ -33,6 +41,9 @@ func Steer(s *journal.Store, kind, message, by string) (trace.SteerRequest, erro
 	if strings.TrimSpace(message) == "" {
 		return trace.SteerRequest{}, errors.New("a steer needs a message: say what to add, correct, do instead or ask")
 	}
+	if len(message) > MaxSteerMessage {
+		return trace.SteerRequest{}, fmt.Errorf("a steer's message is %d bytes, more than %d: shorten it", len(message), MaxSteerMessage)
+	}
 	st, err := s.Load()
 	if err != nil {
 		return trace.SteerRequest{}, err
@@ -42,6 +53,23 @@ func Steer(s *journal.Store, kind, message, by string) (trace.SteerRequest, erro
 	}
 	if st.End != nil {
 		return trace.SteerRequest{}, fmt.Errorf("%w (%s): start a new session for a new goal", ErrEnded, st.End.StopReason)
+	}
+	if changesGoal(k) {
+		// The goal once this steer and those still waiting are taken.
+		waiting, err := s.Steers(st.Steered())
+		if err != nil {
+			return trace.SteerRequest{}, err
+		}
+		goal, rev := st.CurrentGoal(), st.Goal.Revision
+		for _, r := range append(waiting, trace.SteerRequest{Kind: string(k), Message: message}) {
+			if wk, err := grant.ParseSteer(r.Kind); err == nil && changesGoal(wk) {
+				rev++
+				goal = revisedGoal(goal, wk, r.Message, rev)
+			}
+		}
+		if len(goal) > MaxSteeredGoal {
+			return trace.SteerRequest{}, fmt.Errorf("the goal would be %d bytes with this steer, more than %d: replace it (--kind replace) with a shorter one", len(goal), MaxSteeredGoal)
+		}
 	}
 	if by == "" {
 		by = "user"
