@@ -36,9 +36,9 @@ var initBinary = sync.OnceValues(func() (*os.File, error) {
 // trustedInit opens p if it is an init agentbox may start: a regular executable
 // file owned by root or by agentbox's own user, which nobody else can change or
 // replace (no group or others may write it, nor any directory above it unless the
-// directory is sticky, where they may not rename what is not theirs). Nil if p does
-// not exist. Whether it was built from the same sources is the init's own check (see
-// nsinit.BuildKey): a stale one refuses the Spec.
+// directory is sticky and root's or agentbox's user's, where they may not rename
+// what is not theirs). Nil if p does not exist. Whether it was built from the same
+// sources is the init's own check (see nsinit.BuildKey): a stale one refuses the Spec.
 func trustedInit(p string) (*os.File, error) {
 	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -63,7 +63,7 @@ func trustedInit(p string) (*os.File, error) {
 	case fi.Mode().Perm()&0o111 == 0:
 		return refuse("not executable")
 	}
-	if why := foreignWritable(fi); why != "" {
+	if why := foreignWritable(fi, false); why != "" {
 		return refuse(why)
 	}
 	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
@@ -72,7 +72,7 @@ func trustedInit(p string) (*os.File, error) {
 			f.Close()
 			return nil, fmt.Errorf("sandbox init %s: %w", p, err)
 		}
-		if why := foreignWritable(di); why != "" && di.Mode()&os.ModeSticky == 0 {
+		if why := foreignWritable(di, true); why != "" {
 			return refuse(d + ": " + why)
 		}
 		if d == "/" || d == "." {
@@ -82,14 +82,17 @@ func trustedInit(p string) (*os.File, error) {
 }
 
 // foreignWritable says why someone other than root and agentbox's user could change
-// fi, or "".
-func foreignWritable(fi fs.FileInfo) string {
+// fi, or "". A sticky directory (sticky: allowed) others may write is not
+// such a reason: they may not rename what is not theirs there. Its owner may,
+// so it is one unless root or agentbox's user owns it.
+func foreignWritable(fi fs.FileInfo, sticky bool) string {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	switch {
 	case !ok:
 		return "no owner"
 	case st.Uid != 0 && int(st.Uid) != os.Geteuid():
 		return fmt.Sprintf("owned by uid %d", st.Uid)
+	case sticky && fi.Mode()&os.ModeSticky != 0:
 	case fi.Mode().Perm()&0o022 != 0:
 		return fmt.Sprintf("mode %v lets group or others write", fi.Mode().Perm())
 	}
