@@ -3,6 +3,8 @@ package env
 import (
 	"context"
 	"errors"
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -53,5 +55,50 @@ func TestForkRacesDestroy(t *testing.T) {
 	}
 	if got := sh(t, m, forks[0].ID, "cat f"); got != "one\n" {
 		t.Errorf("the fork on s1 reads %q", got)
+	}
+}
+
+// TestForkDiffHostile (attack: a snapshot laid with traps for the host, which
+// diffs a fork's whole workspace as root). A FIFO, symlinks to the host's
+// /etc/shadow (directly, through /proc and through the layer's own fd) and a
+// link climbing out of a directory: the diff finishes, shows the links as their
+// targets and never the host file's text.
+func TestForkDiffHostile(t *testing.T) {
+	shadow, err := os.ReadFile("/etc/shadow")
+	if err != nil || !strings.Contains(string(shadow), "root:") {
+		t.Skipf("no /etc/shadow to plant a link to: %v", err)
+	}
+	m := newManager(t, Config{ReapInterval: time.Hour})
+	ctx := context.Background()
+	src := create(t, m, CreateOptions{}).ID
+	sh(t, m, src, "mkfifo fifo && ln -s /etc/shadow s1 && ln -s /proc/1/root/etc/shadow s2 && ln -s /proc/self/fd/3/../../etc/shadow s3 && mkdir d && ln -s ../../../../../../etc d/up")
+	forks, err := m.Fork(ctx, alice, src, ForkOptions{Count: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type res struct {
+		d   []byte
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		d, err := m.Diff(ctx, alice, forks[0].ID)
+		done <- res{d, err}
+	}()
+	var r res
+	select {
+	case r = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the fork's diff hangs (on the FIFO?)")
+	}
+	if r.err != nil {
+		t.Fatalf("Diff: %v", r.err)
+	}
+	d := string(r.d)
+	if !strings.Contains(d, "+/etc/shadow") || !strings.Contains(d, "s3") {
+		t.Errorf("the diff does not show the links as their targets:\n%s", d)
+	}
+	if strings.Contains(d, "root:") {
+		t.Errorf("the diff holds the host's /etc/shadow:\n%s", d)
 	}
 }
