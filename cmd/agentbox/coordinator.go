@@ -80,6 +80,9 @@ func readToken(flag, path, what string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// coordIdle is how long the coordinator keeps an idle keep-alive connection.
+const coordIdle = 2 * time.Minute
+
 func coordinatorServe(ctx context.Context, o coordinatorOptions) error {
 	if o.stateDir == "" {
 		return errors.New("--state-dir is required: a directory of the coordinator's own")
@@ -137,7 +140,9 @@ func coordinatorServe(ctx context.Context, o coordinatorOptions) error {
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	// As the daemon's: a caller without the token may not hold idle
+	// keep-alive connections open for ever.
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: coordIdle}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	errc := make(chan error, 1)

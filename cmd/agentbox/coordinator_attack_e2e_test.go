@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"io"
+	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentbox/agentbox/internal/coordinator"
 	"github.com/agentbox/agentbox/internal/model/modeltest"
@@ -38,5 +43,43 @@ func TestCoordBaseURLKeyTheft(t *testing.T) {
 	}
 	if l, err := c.client().List(ctx); err != nil || len(l) != 0 {
 		t.Errorf("sessions after the refusals: %v, %v; want none", l, err)
+	}
+}
+
+// TestCoordIdleConns (attack: a caller without the token holds connections
+// open for ever, one keep-alive connection after a /healthz or a refused
+// request each, until the coordinator runs out of descriptors). The
+// coordinator closes an idle connection after coordIdle, as the daemon does.
+func TestCoordIdleConns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the coordinator's idle timeout")
+	}
+	d := startDaemon(t, t.TempDir())
+	c := startCoord(t, d, filepath.Join(t.TempDir(), "state"))
+	var conns []net.Conn
+	for _, path := range []string{"/healthz", "/v1/sessions"} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(c.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.Close {
+			t.Fatalf("%s: the connection closes at once: the test would prove nothing", path)
+		}
+		conns = append(conns, conn)
+	}
+	for _, conn := range conns {
+		start := time.Now()
+		conn.SetReadDeadline(start.Add(coordIdle + time.Minute))
+		if _, err := conn.Read(make([]byte, 1)); err != io.EOF {
+			t.Errorf("an idle connection after %v: %v, want closed by the coordinator", time.Since(start).Round(time.Second), err)
+		}
 	}
 }
