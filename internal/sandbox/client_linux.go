@@ -78,7 +78,18 @@ func (c *client) awaitReady() error {
 		if m := c.s.report; m != nil && m.Kind == nsinit.KindError {
 			return &SetupError{Stage: m.Stage, Errno: unix.Errno(m.Errno), Detail: m.Detail}
 		}
-		return ErrNoReport
+		// It closed its status pipe without a word: it died, or is dying.
+		reaped := make(chan struct{})
+		go func() {
+			c.s.reapInit()
+			close(reaped)
+		}()
+		select {
+		case <-reaped:
+			return fmt.Errorf("%w: init exited during setup: %v", ErrNoReport, c.s.cmd.ProcessState)
+		case <-t.C:
+			return fmt.Errorf("%w: init closed its status pipe during setup", ErrNoReport)
+		}
 	case <-t.C:
 		return fmt.Errorf("sandbox: init not ready after %v", readyTimeout)
 	}

@@ -3,12 +3,15 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentbox/agentbox/internal/sandbox/nsinit"
 )
 
 func TestExitStatus(t *testing.T) {
@@ -291,5 +294,29 @@ func TestRootFS(t *testing.T) {
 	var se *SetupError
 	if !errors.As(r.exit.SetupErr, &se) || se.Stage != StageExec || !errors.Is(se, syscall.ENOENT) {
 		t.Errorf("empty RootFS: %+v", r.exit)
+	}
+}
+
+// TestInitDiesInSetup: a persistent init that dies before it reports makes Start
+// fail at once with its exit status, and leave nothing behind. Regression: the
+// host held its own copies of the init's status pipe and exec socket until Start
+// returned, so their EOF never came and Start waited the whole readyTimeout (a
+// minute; here an init that reported an overlay mount failure and exited).
+func TestInitDiesInSetup(t *testing.T) {
+	var left []string
+	abortHook = func(s *Sandbox) { left = footprint(s) }
+	// Killed while it waits for its Spec, the init cannot have reported.
+	writeSpec = func(s *Sandbox, _ io.Writer, _ *nsinit.Spec) error { return s.cmd.Process.Kill() }
+	defer func() { abortHook, writeSpec = nil, defaultWriteSpec }()
+	_, err := Start(Config{Persistent: true}, Stdio{})
+	// Without the fix the error is readyTimeout's "not ready after 1m0s".
+	if !errors.Is(err, ErrNoReport) || !strings.Contains(err.Error(), "init exited during setup: signal: killed") {
+		t.Fatalf("Start: %v, want the init's death during setup", err)
+	}
+	if len(left) < 2 {
+		t.Fatalf("abort saw only %q", left)
+	}
+	if l := leftovers(left); len(l) > 0 {
+		t.Errorf("left behind: %q", l)
 	}
 }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -213,6 +214,14 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 	if cfg.Keep != "" {
 		s.initStart, _, _ = procStart(cmd.Process.Pid) // it cannot have been reaped yet
 	}
+	// The init has its ends now. Closed here, they close when it dies: the
+	// status pipe's EOF and the exec socket's tell Start of an init that died
+	// in setup at once, not at readyTimeout (seen: an init whose overlay mount
+	// failed made Start wait a minute for a reply it had already given up on).
+	for _, f := range childFiles {
+		f.Close()
+	}
+	childFiles = nil
 	go s.readStatus(stR)
 	s.mark("clone")
 
@@ -222,7 +231,7 @@ func Start(cfg Config, stdio Stdio) (_ *Sandbox, err error) {
 		return nil, fmt.Errorf("place init in cgroup: %w", err)
 	}
 	s.mark("cgroup")
-	if err := nsinit.WriteSpec(ctlW, spec); err != nil {
+	if err := writeSpec(s, ctlW, spec); err != nil {
 		return nil, err
 	}
 	s.mark("send-config")
@@ -304,6 +313,14 @@ func (r Rlimits) spec() []nsinit.Rlimit {
 		out = append(out, nsinit.Rlimit{Resource: l.res, Cur: l.lim.Soft, Max: hard})
 	}
 	return out
+}
+
+// writeSpec sends the init its Spec; a test replaces it to kill the init
+// before it has anything to report.
+var writeSpec = defaultWriteSpec
+
+func defaultWriteSpec(_ *Sandbox, w io.Writer, spec *nsinit.Spec) error {
+	return nsinit.WriteSpec(w, spec)
 }
 
 // abortHook, if set by a test, sees a failed Start's sandbox before it is undone.
