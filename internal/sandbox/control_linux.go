@@ -81,7 +81,15 @@ const reapWait = time.Second
 // removes the cgroup. The sandbox's other mounts live in its own mount namespace and
 // went away with it. survivors is the number of tasks still in the cgroup after the
 // kill, which must be 0.
-func (s *Sandbox) Destroy() (survivors int, err error) {
+func (s *Sandbox) Destroy() (survivors int, err error) { return s.destroy(false) }
+
+// Leave ends a kept sandbox (Config.Keep) as Destroy does, but leaves what its
+// Leftover names (its state directory, with the upper layers, and its host id
+// reservation) for a later Start From it or Discard, as agentbox's death would.
+// A sandbox that keeps nothing is destroyed.
+func (s *Sandbox) Leave() (survivors int, err error) { return s.destroy(s.Leftover() != Leftover{}) }
+
+func (s *Sandbox) destroy(keep bool) (survivors int, err error) {
 	s.destroyMu.Lock()
 	defer s.destroyMu.Unlock()
 	if s.destroyed.Load() {
@@ -120,8 +128,12 @@ func (s *Sandbox) Destroy() (survivors int, err error) {
 		errs = append(errs, err)
 	}
 	survivors = int(st.Pids)
-	// The upper layer goes before the cgroup its tmpfs pages are charged to.
-	if err := s.removeState(); err != nil {
+	// The upper layer goes before the cgroup its tmpfs pages are charged to; a
+	// kept one is unlocked (a Start From it takes only an unlocked one), and its
+	// pages stay charged to nothing once the cgroup goes.
+	if keep {
+		s.unlockState()
+	} else if err := s.removeState(); err != nil {
 		errs = append(errs, err)
 	}
 	if survivors == 0 {
@@ -131,7 +143,11 @@ func (s *Sandbox) Destroy() (survivors int, err error) {
 	} else {
 		errs = append(errs, fmt.Errorf("%d processes survived; cgroup %s kept", survivors, s.cg.Name()))
 	}
-	s.id.release()
+	if keep {
+		s.id.unlock()
+	} else {
+		s.id.release()
+	}
 	if err := errors.Join(errs...); err != nil {
 		return survivors, fmt.Errorf("sandbox destroy: %w", err)
 	}

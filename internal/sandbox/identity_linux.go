@@ -189,6 +189,12 @@ func (id *identity) release() {
 		}
 		id.reserve = ""
 	}
+	id.unlock()
+}
+
+// unlock lets go of the reservation's lock and leaves the reservation: a kept
+// sandbox's, for a Start From its Leftover.
+func (id *identity) unlock() {
 	if id.lock != nil {
 		id.lock.Close()
 		id.lock = nil

@@ -121,6 +121,65 @@ func TestLeftover(t *testing.T) {
 }
 
 // keepRecord makes a file for Config.Keep to name.
+// TestLeave: Leave ends a kept sandbox (its processes and cgroup gone) but
+// leaves its upper layer and host ids, which ReapStale spares and a Start From
+// takes over with its files; a sandbox that keeps nothing is destroyed.
+func TestLeave(t *testing.T) {
+	testenv.RequireRoot(t)
+	ws := t.TempDir()
+	cfg := Config{Persistent: true, Workspace: ws, Keep: keepRecord(t)}
+	sb, err := Start(cfg, Stdio{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := sb.Leftover()
+	t.Cleanup(func() { _ = Discard(l) }) // what a failure left
+	if out, _ := shIn(t, sb, "sleep 1000 >/dev/null 2>&1 & echo kept > /workspace/b; cat /workspace/b"); out != "kept\n" {
+		t.Fatalf("sandbox said %q", out)
+	}
+	fp := footprint(sb)
+	cgroups, kept := fp[:len(fp)-2], fp[len(fp)-2:]
+	if n, err := sb.Leave(); err != nil || n != 0 {
+		t.Fatalf("Leave = %d, %v", n, err)
+	}
+	if left := leftovers(cgroups); len(left) > 0 {
+		t.Errorf("Leave left its cgroup: %q", left)
+	}
+	if err := ReapStale(); err != nil {
+		t.Fatal(err)
+	}
+	if left := leftovers(kept); len(left) != 2 {
+		t.Fatalf("Leave or ReapStale removed the kept leftover: only %q left of %q", left, kept)
+	}
+	cfg.From = &l
+	sb2, err := Start(cfg, Stdio{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := shIn(t, sb2, "cat /workspace/b"); out != "kept\n" {
+		t.Errorf("restarted sandbox said %q", out)
+	}
+	fp2 := footprint(sb2)
+	if n, err := sb2.Destroy(); err != nil || n != 0 {
+		t.Fatalf("Destroy = %d, %v", n, err)
+	}
+	if left := leftovers(append(fp, fp2...)); len(left) > 0 {
+		t.Fatalf("left after Destroy: %q", left)
+	}
+
+	plain, err := Start(Config{Persistent: true, Workspace: ws}, Stdio{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp = footprint(plain)
+	if n, err := plain.Leave(); err != nil || n != 0 {
+		t.Fatalf("Leave of an unkept sandbox = %d, %v", n, err)
+	}
+	if left := leftovers(fp); len(left) > 0 {
+		t.Errorf("Leave of an unkept sandbox left %q", left)
+	}
+}
+
 func keepRecord(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "record")

@@ -57,6 +57,9 @@ func (s *Sandbox) Kill() error { return ErrUnsupported }
 // Destroy fails with ErrUnsupported.
 func (s *Sandbox) Destroy() (int, error) { return 0, ErrUnsupported }
 
+// Leave fails with ErrUnsupported.
+func (s *Sandbox) Leave() (int, error) { return 0, ErrUnsupported }
+
 // Hits are Stats' counters of limits hit.
 type Hits struct {
 	OOMKills, PidsLimitHits int64

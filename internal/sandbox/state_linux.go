@@ -184,11 +184,16 @@ func (s *Sandbox) removeState() error {
 		err = removeStateDir(s.state, s.stateMounted)
 		root.Close()
 	}
+	s.unlockState()
+	return err
+}
+
+// unlockState lets go of the state directory's locks.
+func (s *Sandbox) unlockState() {
 	for _, f := range s.stateLocks {
 		f.Close()
 	}
 	s.stateLocks = nil
-	return err
 }
 
 // removeStateDir detaches the tmpfs on dir, if mounted (the sandbox's mount
