@@ -79,6 +79,12 @@ type Config struct {
 	// workspace or workspace preset may hold one (see workspace.Options).
 	AllowHardlinks bool
 
+	// KeepOnClose makes Close leave each environment a restart can restore (one
+	// with a state record: not a pool member, not one on snapshot layers) as a
+	// crash does, its sandbox ended but its files kept for the next Manager on
+	// StateDir; it destroys the rest. False: Close destroys every environment.
+	KeepOnClose bool
+
 	// Log hears of environments Recover restores, and of the state records it
 	// refuses (nil: slog.Default()).
 	Log *slog.Logger

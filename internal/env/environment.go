@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -635,18 +636,44 @@ func (e *environment) due(now time.Time) int {
 // teardown kills everything and removes what the environment holds on the
 // host, once: new calls are refused, running commands end (their sandbox dies),
 // file operations in progress finish first.
-func (e *environment) teardown() error {
+func (e *environment) teardown() error { return e.stop(false) }
+
+// leave ends e as a crash of this process would (Config.KeepOnClose): its
+// sandbox is left (sandbox.Sandbox.Leave: its upper layer and host ids kept),
+// its directory with its record and its commands' spools kept, nothing more
+// written to them, so that the next Manager restores it (Recover).
+func (e *environment) leave() error { return e.stop(true) }
+
+// restorable reports whether the next Manager can restore e if it is left: it
+// has an owner and a kept sandbox, and is on no snapshot layers (see start).
+func (e *environment) restorable() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.top == nil && e.info.Owner.Tenant != "" && e.sb != nil && e.sb.Leftover() != (sandbox.Leftover{})
+}
+
+func (e *environment) stop(kept bool) error {
 	e.teardownOnce.Do(func() {
 		e.mu.Lock()
 		e.destroyed = true
+		procs := maps.Clone(e.procs)
 		e.mu.Unlock()
+		if kept {
+			for _, p := range procs {
+				p.leave() // before the sandbox ends their commands
+			}
+		}
 		if e.cancel != nil {
 			e.cancel()
 		}
 		var errs []error
 		// The sandbox goes first: a command keeping the workspace busy ends now,
 		// and with it any file operation waiting on it.
-		if n, err := e.sandbox().Destroy(); err != nil && !errors.Is(err, sandbox.ErrDone) {
+		end := e.sandbox().Destroy
+		if kept {
+			end = e.sandbox().Leave
+		}
+		if n, err := end(); err != nil && !errors.Is(err, sandbox.ErrDone) {
 			errs = append(errs, err)
 		} else if n != 0 {
 			errs = append(errs, fmt.Errorf("%d processes survived", n))
@@ -665,11 +692,17 @@ func (e *environment) teardown() error {
 		e.bg.Wait()
 		e.mu.Lock()
 		for _, p := range e.procs {
-			p.forget()
+			if kept {
+				p.leave()
+			} else {
+				p.forget()
+			}
 		}
 		e.mu.Unlock()
-		if err := os.RemoveAll(e.dir); err != nil {
-			errs = append(errs, err)
+		if !kept {
+			if err := os.RemoveAll(e.dir); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		e.m.release(e.top) // after the sandbox: its layers may go now
 		if err := errors.Join(errs...); err != nil {

@@ -114,8 +114,9 @@ func NewManager(cfg Config) (*Manager, error) {
 
 func (m *Manager) envsDir() string { return filepath.Join(m.cfg.StateDir, "envs") }
 
-// Close destroys every environment and pool member, stops the reaper and the
-// pools' filler and releases StateDir. Methods called after it fail with
+// Close destroys every environment and pool member (with Config.KeepOnClose,
+// leaves those a restart restores: see environment.leave), stops the reaper and
+// the pools' filler and releases StateDir. Methods called after it fail with
 // ErrDestroyed.
 func (m *Manager) Close() error {
 	m.mu.Lock()
@@ -143,7 +144,11 @@ func (m *Manager) Close() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = m.destroy(e)
+			if m.cfg.KeepOnClose && e.restorable() {
+				errs[i] = e.leave()
+			} else {
+				errs[i] = m.destroy(e)
+			}
 		}()
 	}
 	wg.Wait()

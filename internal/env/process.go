@@ -65,6 +65,20 @@ func (p *process) forget() {
 	p.changed = make(chan struct{})
 }
 
+// leave closes the spool of a process whose environment is left (see
+// environment.leave) and keeps it for the next Manager: nothing more is
+// written to it, so a running command's ends there as a crash's does (lost).
+func (p *process) leave() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.spool != nil {
+		p.spool.close()
+		p.spool = nil
+	}
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
 // streamWriter turns a command's live output into events.
 type streamWriter struct {
 	p    *process
