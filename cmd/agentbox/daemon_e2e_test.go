@@ -37,6 +37,9 @@ type daemon struct {
 	work   string // tenant a's workspace root, holding proj/
 	cfg    string
 	log    *os.File
+	// keep leaves serve's default --on-exit keep; otherwise it runs with
+	// --on-exit destroy, so that a stopped daemon leaves nothing.
+	keep bool
 }
 
 // startDaemon runs agentbox serve with a fresh configuration and waits until it
@@ -78,6 +81,9 @@ func (d *daemon) start() {
 		t.Fatal(err)
 	}
 	d.cmd = exec.Command(agentbox, "serve", "--config", d.cfg)
+	if !d.keep {
+		d.cmd.Args = append(d.cmd.Args, "--on-exit", "destroy")
+	}
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -32,7 +32,7 @@ func TestPersonalDaemon(t *testing.T) {
 	base := append(os.Environ(), "HOME="+home, "AGENTBOX_SOCKET="+socket, "AGENTBOX_SERVER=", "AGENTBOX_TOKEN=", "AGENTBOX_CONFIG=")
 	serve := func(env []string) func() {
 		t.Helper()
-		cmd := exec.Command(agentbox, "serve", "--state-dir", filepath.Join(dir, "state"))
+		cmd := exec.Command(agentbox, "serve", "--state-dir", filepath.Join(dir, "state"), "--on-exit", "destroy")
 		cmd.Dir, cmd.Env = started, env
 		logf, _ := os.Create(filepath.Join(dir, "serve.log"))
 		cmd.Stdout, cmd.Stderr = logf, logf

@@ -155,3 +155,58 @@ func rawEvents(t *testing.T, d *daemon, path string, after int) (ids, datas []st
 	}
 	return ids, datas
 }
+
+// TestShutdownKeeps: a daemon stopped with SIGTERM (serve's default --on-exit
+// keep) ends its environments' processes but keeps their files, and the next
+// daemon on its state directory lists the environment with them, the command
+// that was running ended as lost; one stopped with --on-exit destroy leaves
+// nothing of either daemon (no process, mount, cgroup or state).
+func TestShutdownKeeps(t *testing.T) {
+	testenv.SkipShort(t, "a daemon stopped and restarted")
+	dir := t.TempDir()
+	d := startDaemon(t, dir)
+	d.stop() // restarted with --on-exit keep
+	d = &daemon{t: t, socket: d.socket, state: d.state, work: d.work, cfg: d.cfg, keep: true}
+	d.start()
+	tr := d.track()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := d.client(e2eToken)
+	e, err := c.Create(ctx, client.CreateRequest{Workspace: filepath.Join(d.work, "proj")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := c.Exec(ctx, e.ID, client.ExecRequest{Argv: []string{"sh", "-c", "echo kept > f"}}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("write a file: %+v %v", res, err)
+	}
+	proc, err := c.Start(ctx, e.ID, client.ExecRequest{Argv: []string{"sleep", "300"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.mustHaveSeen(t, 1)
+	d.stop()
+	// Its processes and cgroups are gone; the environment's state stays.
+	if l := tr.leaks(); len(l) != 1 || l[0] != "state "+e.ID {
+		t.Fatalf("a daemon stopped with --on-exit keep left %q, want only state %s", l, e.ID)
+	}
+
+	d2 := &daemon{t: t, socket: d.socket, state: d.state, work: d.work, cfg: d.cfg}
+	d2.start()
+	c2 := d2.client(e2eToken)
+	list, err := c2.List(ctx, nil)
+	if err != nil || len(list) != 1 || list[0].ID != e.ID {
+		t.Fatalf("List after the restart = %+v, %v; want %s", list, err, e.ID)
+	}
+	res, err := c2.Exec(ctx, e.ID, client.ExecRequest{Argv: []string{"cat", "f", "hello.txt"}})
+	if err != nil || res.Stdout != "kept\nhello\n" {
+		t.Fatalf("the restored environment: %+v %v", res, err)
+	}
+	if r, err := c2.Wait(ctx, e.ID, proc); err != nil || !strings.HasPrefix(r.Error, "lost:") {
+		t.Errorf("the command the shutdown ended: %+v, %v; want it lost", r, err)
+	}
+	tr2 := d2.track()
+	d2.stop() // --on-exit destroy
+	noLeaks(t, tr)
+	noLeaks(t, tr2)
+	tr2.mustHaveSeen(t, 1)
+}

@@ -23,6 +23,7 @@ type serveOptions struct {
 	stateDir string
 	listen   string
 	socket   string
+	onExit   string
 }
 
 func serveCmd() *cobra.Command {
@@ -45,9 +46,11 @@ and may mount none (mount_roots): a workspace is a copy-on-write lower layer tha
 no environment can change, a mount may write to the host.
 
 On SIGTERM or SIGINT it stops accepting connections, lets in-flight requests finish
-within shutdown.grace, and destroys every environment. Environments never outlive
-the daemon: one killed with SIGKILL leaves leftovers (mounts, cgroups, state) that
-the next serve on the same state directory reaps before it listens.`,
+within shutdown.grace, and ends every environment's processes. With --on-exit keep
+(the default) it keeps their files, as a crash (SIGKILL) does: the next serve on the
+same state directory restores them, their running commands reported lost (pool
+members and environments forked from a snapshot are destroyed). With --on-exit
+destroy nothing of them is left.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return serveMain(cmd.Context(), o) },
 	}
@@ -56,10 +59,14 @@ the next serve on the same state directory reaps before it listens.`,
 	f.StringVar(&o.listen, "listen", "", "TCP address to listen on instead of the Unix socket, e.g. 127.0.0.1:7070")
 	f.StringVar(&o.stateDir, "state-dir", "", "state directory (default: the configuration's state_dir, else /var/lib/agentbox as root, else $XDG_STATE_HOME/agentbox)")
 	f.StringVar(&o.socket, "socket", "", "Unix socket path (default: $AGENTBOX_SOCKET, else the per-user default)")
+	f.StringVar(&o.onExit, "on-exit", "keep", "what SIGTERM or SIGINT does to environments: keep (their files, for the next serve) or destroy")
 	return cmd
 }
 
 func serveMain(ctx context.Context, o serveOptions) error {
+	if o.onExit != "keep" && o.onExit != "destroy" {
+		return fmt.Errorf("--on-exit %q: give keep or destroy", o.onExit)
+	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	var cfg *config.Config
 	if o.config == "" {
@@ -98,6 +105,7 @@ func serveMain(ctx context.Context, o serveOptions) error {
 	// directory left (their files; their processes died with it).
 	ecfg := api.EnvConfig(cfg)
 	ecfg.Log = log
+	ecfg.KeepOnClose = o.onExit == "keep"
 	// The build sandbox that runs the API's builds' apt, npm, go_modules and
 	// run steps (a Debian base's include list and copy steps need none).
 	runner, err := buildRunner(cfg.Builds.AllowPrivate, cfg.Builds.CAFiles, "builds.ca_files")
@@ -115,7 +123,7 @@ func serveMain(ctx context.Context, o serveOptions) error {
 	if err != nil {
 		return fmt.Errorf("environments: %w", err)
 	}
-	defer mgr.Close() // destroys what shutdown kept: nothing outlives the process
+	defer mgr.Close() // leaves or destroys the environments: --on-exit
 	ln, err := api.Listen(cfg)
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -46,7 +45,6 @@ type Server struct {
 	cfg     *config.Config
 	svc     *wire.Service // over the Guard
 	tpl     *wire.Templates
-	raw     env.Service // the Service itself, for shutdown
 	auth    *access.Auth
 	metrics *Metrics
 	red     *wire.Redactor
@@ -78,7 +76,7 @@ func New(o Options) (*Server, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	tenants := slices.Sorted(maps.Keys(o.Config.Tenants))
-	s := &Server{cfg: o.Config, raw: o.Service, log: log, drain: make(chan struct{}),
+	s := &Server{cfg: o.Config, log: log, drain: make(chan struct{}),
 		metrics: NewMetrics(liveCount(o.Service, tenants)),
 		auth:    access.NewAuth(o.Config)}
 	if p, ok := o.Service.(poolStater); ok {
@@ -258,35 +256,14 @@ func (s *Server) Serve(ln net.Listener) error {
 	return err
 }
 
-// Shutdown stops accepting connections, ends event streams, lets in-flight requests
-// finish until ctx is done (then cuts them), and finally destroys every
-// environment of every configured tenant.
+// Shutdown stops accepting connections, ends event streams, and lets in-flight
+// requests finish until ctx is done (then cuts them). The environments are the
+// Service's: closing it keeps or destroys them (env.Config.KeepOnClose).
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.drainOnce.Do(func() { close(s.drain) })
 	err := s.hs.Shutdown(ctx)
 	if err != nil {
 		s.hs.Close()
 	}
-	if derr := s.destroyAll(context.WithoutCancel(ctx)); derr != nil && err == nil {
-		err = derr
-	}
 	return err
-}
-
-func (s *Server) destroyAll(ctx context.Context) error {
-	var errs []error
-	for t := range s.cfg.Tenants {
-		o := env.Owner{Tenant: t}
-		envs, err := s.raw.List(ctx, o, nil)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("list %s: %w", t, err))
-			continue
-		}
-		for _, e := range envs {
-			if err := s.raw.Destroy(ctx, o, e.ID); err != nil && !errors.Is(err, env.ErrNotFound) {
-				errs = append(errs, fmt.Errorf("destroy %s: %w", e.ID, err))
-			}
-		}
-	}
-	return errors.Join(errs...)
 }

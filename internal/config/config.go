@@ -108,9 +108,8 @@ type Artifacts struct {
 	GCInterval Duration `yaml:"gc_interval"`
 }
 
-// Shutdown says how SIGTERM ends the server. Environments are always destroyed
-// once requests have drained: they do not outlive their daemon (package env ties
-// them to its process, and reaps at start what a killed daemon left).
+// Shutdown says how SIGTERM ends the server. Once requests have drained the
+// environments end: kept for the next daemon or destroyed (serve --on-exit).
 type Shutdown struct {
 	// Grace is how long in-flight requests may take to finish. Default 30s.
 	Grace Duration `yaml:"grace"`
