@@ -210,3 +210,12 @@ func TestShutdownKeeps(t *testing.T) {
 	noLeaks(t, tr2)
 	tr2.mustHaveSeen(t, 1)
 }
+
+// TestOnExitInvalid: serve refuses an --on-exit it does not know, naming the
+// choices, before it opens anything.
+func TestOnExitInvalid(t *testing.T) {
+	_, stderr, status := cli(t, "serve", "--on-exit", "later", "--socket", filepath.Join(t.TempDir(), "s.sock"))
+	if status == 0 || !strings.Contains(stderr, `--on-exit "later": give keep or destroy`) {
+		t.Fatalf("status %d, stderr %q", status, stderr)
+	}
+}

@@ -11,17 +11,27 @@ import (
 
 // TestCloseKeeps: Close with KeepOnClose ends an environment's processes and
 // cgroup but leaves its files and record, and the next Manager restores it with
-// them, the command that was running ended as lost; Close without it (the
+// them, the command that was running ended as lost; what no restart restores (a
+// pool member, a fork and its parent on snapshot layers) it destroys. Close without it (the
 // default) leaves nothing at all.
 func TestCloseKeeps(t *testing.T) {
 	testenv.RequireRoot(t)
 	ctx := context.Background()
 	state := t.TempDir()
-	m, err := NewManager(Config{StateDir: state, KeepOnClose: true})
+	m, err := NewManager(Config{StateDir: state, KeepOnClose: true, Pools: []Pool{{Min: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := create(t, m, CreateOptions{Workspace: fixture(t)}).ID
+	parent := create(t, m, CreateOptions{}).ID
+	forks, err := m.Fork(ctx, alice, parent, ForkOptions{Count: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !settle(func() bool { return len(members(m)) == 1 }) {
+		t.Fatal("the pool has no member")
+	}
+	destroyed := []footprint{footprintOf(members(m)[0]), footprintOf(envOf(t, m, forks[0].ID)), footprintOf(envOf(t, m, parent))}
 	sh(t, m, id, "echo x > f")
 	if _, err := m.Start(ctx, alice, id, ExecRequest{Argv: []string{"sleep", "1000"}}); err != nil {
 		t.Fatal(err)
@@ -32,6 +42,9 @@ func TestCloseKeeps(t *testing.T) {
 	}
 	if err := m.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
+	}
+	for _, f := range destroyed {
+		f.check(t)
 	}
 	if p := procsOfUID(before.uid); len(p) > 0 {
 		t.Errorf("processes left running by Close: %v", p)
@@ -54,7 +67,7 @@ func TestCloseKeeps(t *testing.T) {
 	list, err := m.List(ctx, alice, nil)
 	if err != nil || len(list) != 1 || list[0].ID != id {
 		m.Close()
-		t.Fatalf("List after the restart = %+v, %v; want %s", list, err, id)
+		t.Fatalf("List after the restart = %+v, %v; want only %s (not the pool member, the fork or its parent)", list, err, id)
 	}
 	if got := sh(t, m, id, "cat f README.md"); got != "x\nhello\n" {
 		t.Errorf("files after the restart: %q", got)
@@ -62,12 +75,13 @@ func TestCloseKeeps(t *testing.T) {
 	if res, err := m.Wait(ctx, alice, id, "p1"); err != nil || res.Error != lostError {
 		t.Errorf("Wait on the command Close ended = %+v, %v; want it lost", res, err)
 	}
-	after := footprintOf(envOf(t, m, id))
+	after := []footprint{before, footprintOf(envOf(t, m, id))}
 	if err := m.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	before.check(t)
-	after.check(t)
+	for _, f := range after {
+		f.check(t)
+	}
 	if ents, _ := os.ReadDir(filepath.Join(state, "envs")); len(ents) > 0 {
 		t.Errorf("environment state left by a Close that destroys: %v", ents)
 	}
