@@ -649,7 +649,11 @@ func (e *environment) leave() error { return e.stop(true) }
 func (e *environment) restorable() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.top == nil && e.info.Owner.Tenant != "" && e.sb != nil && e.sb.Leftover() != (sandbox.Leftover{})
+	if e.top != nil || e.info.Owner.Tenant == "" {
+		return false
+	}
+	ns, ok := e.sb.(*sandbox.Sandbox) // a gVisor environment is never kept (see start)
+	return ok && ns.Leftover() != (sandbox.Leftover{})
 }
 
 func (e *environment) stop(kept bool) error {
@@ -669,9 +673,10 @@ func (e *environment) stop(kept bool) error {
 		var errs []error
 		// The sandbox goes first: a command keeping the workspace busy ends now,
 		// and with it any file operation waiting on it.
-		end := e.sandbox().Destroy
-		if kept {
-			end = e.sandbox().Leave
+		sb := e.sandbox()
+		end := sb.Destroy
+		if ns, ok := sb.(*sandbox.Sandbox); kept && ok { // restorable: only a namespace sandbox is kept
+			end = ns.Leave
 		}
 		if n, err := end(); err != nil && !errors.Is(err, sandbox.ErrDone) {
 			errs = append(errs, err)
