@@ -21,17 +21,43 @@ import (
 // binary is re-executed as the init, so `go run` and a lone binary keep working.
 
 // initBinary is the separate init to start, open: nil for none (re-execute this
-// binary), or an error if one is installed but is not to be trusted. It stays open
-// for the life of the process; the init is executed through the descriptor (see
-// Start), so the file checked is the file run, and the init's host uid needs no
-// search permission on the directories above it.
-var initBinary = sync.OnceValues(func() (*os.File, error) {
+// binary), or an error if one is installed but is not to be trusted. What it
+// finds stays open for the life of the process; the init is executed through the
+// descriptor (see Start), so the file checked is the file run, and the init's
+// host uid needs no search permission on the directories above it. A refusal is
+// not kept: a daemon whose init an administrator then fixes (its mode, its owner)
+// starts sandboxes again without a restart.
+var initBinary = func() (*os.File, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, nil
 	}
-	return trustedInit(filepath.Join(filepath.Dir(exe), nsinit.Argv0Init))
-})
+	return installedInit.get(filepath.Join(filepath.Dir(exe), nsinit.Argv0Init))
+}
+
+var installedInit initCache
+
+// initCache keeps the init trustedInit accepted (or that there is none); a
+// refusal is asked again the next time.
+type initCache struct {
+	mu    sync.Mutex
+	found bool     // f is what trustedInit found
+	f     *os.File // nil: none installed
+}
+
+func (c *initCache) get(p string) (*os.File, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.found {
+		return c.f, nil
+	}
+	f, err := trustedInit(p)
+	if err != nil {
+		return nil, err
+	}
+	c.f, c.found = f, true
+	return f, nil
+}
 
 // trustedInit opens p if it is an init agentbox may start: a regular executable
 // file owned by root or by agentbox's own user, which nobody else can change or

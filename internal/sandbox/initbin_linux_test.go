@@ -142,3 +142,34 @@ func TestUntrustedInitRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestInitRefusalNotKept: an init refused for its mode is accepted once an
+// administrator fixes the mode, without a restart (a daemon used to keep the
+// first refusal for its whole life).
+func TestInitRefusalNotKept(t *testing.T) {
+	testenv.RequireRoot(t)
+	dir := t.TempDir()
+	p := filepath.Join(dir, nsinit.Argv0Init)
+	if err := os.WriteFile(p, []byte("#!/bin/true\n"), 0o775); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o775); err != nil { // group-writable: refused
+		t.Fatal(err)
+	}
+	var c initCache
+	if f, err := c.get(p); err == nil {
+		f.Close()
+		t.Fatal("a group-writable init was accepted")
+	}
+	if err := os.Chmod(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := c.get(p)
+	if err != nil || f == nil {
+		t.Fatalf("after the fix: %v, %v; want the init", f, err)
+	}
+	defer f.Close()
+	if g, err := c.get(p); g != f || err != nil {
+		t.Errorf("a second get = %v, %v; want the same file", g, err)
+	}
+}
