@@ -52,13 +52,16 @@ decision, a removed, reordered or repeated event is named with its seq. With
 whose tail was cut, or that was rewritten whole, is detected too.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
+			var a *chain.Anchor
+			if anchor != "" {
+				var err error
+				if a, err = chain.ParseAnchor(anchor); err != nil {
+					return err
+				}
+			}
 			b, err := os.ReadFile(args[0])
 			if err != nil {
 				return err
-			}
-			var a *chain.Anchor
-			if anchor != "" {
-				a = &chain.Anchor{Hash: anchor}
 			}
 			if err := trace.VerifyEvents(b, a); err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)

@@ -206,3 +206,17 @@ func TestSplit(t *testing.T) {
 		t.Fatalf("split %d records", len(got))
 	}
 }
+
+func TestParseAnchor(t *testing.T) {
+	good := sealed(t, nil, 2)
+	a := Last(good)
+	if p, err := ParseAnchor(a.Hash); err != nil || p.Hash != a.Hash {
+		t.Fatalf("ParseAnchor(%q) = %v, %v", a.Hash, p, err)
+	}
+	for _, s := range []string{"sha256:00", "00", "", a.Hash[len("sha256:"):], "md5:" + a.Hash[len("sha256:"):],
+		a.Hash + "0", strings.ToUpper(a.Hash[:7]) + a.Hash[7:], a.Hash[:len(a.Hash)-1] + "g", "sha256:" + strings.ToUpper(a.Hash[7:])} {
+		if _, err := ParseAnchor(s); err == nil || !strings.Contains(err.Error(), "want sha256:<64 hex digits>") {
+			t.Errorf("ParseAnchor(%q) = %v, want a bad-anchor error", s, err)
+		}
+	}
+}

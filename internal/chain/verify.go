@@ -2,8 +2,10 @@ package chain
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Anchor is the seq and hash of a log's last record, kept out of the log's reach,
@@ -11,6 +13,17 @@ import (
 type Anchor struct {
 	Seq  int64  `json:"seq"`
 	Hash string `json:"hash"`
+}
+
+// ParseAnchor reads an anchor hash as agent prints it (events_anchor): "sha256:"
+// and 64 lowercase hex digits. Anything else is refused, so that a mistyped anchor
+// is not reported as a rewritten log.
+func ParseAnchor(s string) (*Anchor, error) {
+	hexPart, ok := strings.CutPrefix(s, "sha256:")
+	if _, err := hex.DecodeString(hexPart); !ok || err != nil || len(hexPart) != 64 || strings.ToLower(hexPart) != hexPart {
+		return nil, fmt.Errorf("bad anchor %q: want sha256:<64 hex digits>, the events_anchor agent printed", s)
+	}
+	return &Anchor{Hash: s}, nil
 }
 
 // Kind is what Verify found wrong.
