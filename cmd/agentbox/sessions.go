@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/agent"
 	"github.com/agentbox/agentbox/internal/grant"
 	"github.com/agentbox/agentbox/internal/journal"
@@ -105,6 +106,13 @@ on at once.`,
 		},
 	}
 	cmd.AddCommand(resolve, show, steerCmd(co), answerCmd(co, true), answerCmd(co, false), lsCmd(co), cancelCmd(co))
+	for _, c := range cmd.Commands() {
+		runE := c.RunE
+		if runE == nil {
+			continue
+		}
+		c.RunE = func(cmd *cobra.Command, args []string) error { return co.hint(runE(cmd, args), args) }
+	}
 	return cmd
 }
 
@@ -310,6 +318,26 @@ func (c *coordFlags) client() (*sessionapi.Client, error) {
 		return nil, errors.New("--coordinator needs its token: set AGENTBOX_COORDINATOR_TOKEN or give --coordinator-token-file")
 	}
 	return sessionapi.NewClient(c.url, tok)
+}
+
+// hint gives the coordinator's suggested actions as the sessions commands that
+// do them, in place of the API's routes.
+func (c *coordFlags) hint(err error, args []string) error {
+	var ce *client.Error
+	if c.url == "" || !errors.As(err, &ce) {
+		return err
+	}
+	id := "ID"
+	if len(args) > 0 {
+		id = args[0]
+	}
+	switch ce.SuggestedAction {
+	case sessionapi.HintList:
+		ce.SuggestedAction = "list them: agentbox sessions ls --coordinator " + c.url
+	case sessionapi.HintState:
+		ce.SuggestedAction = fmt.Sprintf("read its state: agentbox sessions show %s --coordinator %s", id, c.url)
+	}
+	return err
 }
 
 func (c *coordFlags) need() (*sessionapi.Client, error) {

@@ -231,6 +231,13 @@ func badRequest(format string, a ...any) error {
 		SuggestedAction: "fix the request as the message says (api/coordinator.yaml)"}}
 }
 
+// The suggested actions of an unknown session and of a conflict; the sessions
+// CLI gives its own commands instead.
+const (
+	HintList  = "list the sessions (GET /v1/sessions)"
+	HintState = "read the session's state (GET /v1/sessions/{id})"
+)
+
 // writeError maps err to the API's status and envelope: the host's sentinels
 // to theirs; anything else is internal, its text not shown.
 func writeError(w http.ResponseWriter, err error) {
@@ -240,11 +247,11 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.As(err, &ae):
 		e, e.Status = ae.body, ae.status
 	case errors.Is(err, coordinator.ErrNotFound):
-		e = client.Error{Code: client.CodeNotFound, Message: err.Error(), SuggestedAction: "list the sessions (GET /v1/sessions)", Status: http.StatusNotFound}
+		e = client.Error{Code: client.CodeNotFound, Message: err.Error(), SuggestedAction: HintList, Status: http.StatusNotFound}
 	case errors.Is(err, coordinator.ErrInvalid):
 		e = client.Error{Code: client.CodeInvalid, Message: err.Error(), SuggestedAction: "fix the request as the message says", Status: http.StatusBadRequest}
 	case errors.Is(err, coordinator.ErrConflict), errors.Is(err, coordinator.ErrEnded):
-		e = client.Error{Code: client.CodeConflict, Message: err.Error(), SuggestedAction: "read the session's state (GET /v1/sessions/{id})", Status: http.StatusConflict}
+		e = client.Error{Code: client.CodeConflict, Message: err.Error(), SuggestedAction: HintState, Status: http.StatusConflict}
 	case errors.Is(err, context.Canceled):
 		return // the client went
 	}
