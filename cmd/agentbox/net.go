@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -45,9 +46,9 @@ func netLogCmd() *cobra.Command {
 			if asJSON && !follow {
 				return printJSON(evs)
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			var t *netTable
 			if !asJSON {
-				fmt.Fprintln(tw, "SEQ\tTIME\tPROTO\tHOST\tADDR\tDECISION\tREASON\tUP\tDOWN")
+				t = newNetTable(stdout)
 			}
 			for {
 				for _, e := range evs {
@@ -56,17 +57,17 @@ func netLogCmd() *cobra.Command {
 						b, _ := json.Marshal(e)
 						fmt.Fprintf(stdout, "%s\n", b)
 					} else {
-						host := e.Host
-						if e.Port != 0 {
-							host += ":" + strconv.Itoa(int(e.Port))
-						}
-						fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", e.Seq, e.Time.Format(time.RFC3339), e.Proto,
-							host, orDash(e.Addr), e.Decision, orDash(e.Reason), e.BytesUp, e.BytesDown)
+						t.add(e)
 					}
 					after = e.Seq
 				}
-				if err := tw.Flush(); err != nil || !follow {
-					return err
+				if t != nil {
+					if err := t.tw.Flush(); err != nil {
+						return err
+					}
+				}
+				if !follow {
+					return nil
 				}
 				select {
 				case <-cmd.Context().Done():
@@ -85,6 +86,46 @@ func netLogCmd() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print the events as JSON (with --follow, one object a line)")
 	f.BoolVarP(&follow, "follow", "f", false, "keep printing connections as they end, until interrupted")
 	return cmd
+}
+
+// netTable prints net log rows under their header. Each cell is padded to its
+// column's usual width, so that rows printed by later flushes (--follow) line up
+// with the header; a wider cell widens its column in that flush only.
+type netTable struct{ tw *tabwriter.Writer }
+
+var netColumns = []struct {
+	name  string
+	width int
+}{{"SEQ", 5}, {"TIME", len("2006-01-02T15:04:05Z")}, {"PROTO", len("connect")}, {"HOST", 32},
+	{"ADDR", len("255.255.255.255:65535")}, {"DECISION", len("allow")}, {"REASON", 16}, {"UP", 8}, {"DOWN", 0}}
+
+func newNetTable(w io.Writer) *netTable {
+	t := &netTable{tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)}
+	names := make([]string, len(netColumns))
+	for i, c := range netColumns {
+		names[i] = c.name
+	}
+	t.row(names...)
+	return t
+}
+
+func (t *netTable) add(e client.NetworkEvent) {
+	host := e.Host
+	if e.Port != 0 {
+		host += ":" + strconv.Itoa(int(e.Port))
+	}
+	t.row(strconv.FormatUint(e.Seq, 10), e.Time.Format(time.RFC3339), e.Proto, host, orDash(e.Addr), e.Decision,
+		orDash(e.Reason), strconv.FormatInt(e.BytesUp, 10), strconv.FormatInt(e.BytesDown, 10))
+}
+
+func (t *netTable) row(cells ...string) {
+	for i, c := range cells {
+		if i < len(cells)-1 {
+			fmt.Fprintf(t.tw, "%-*s\t", max(netColumns[i].width, len(netColumns[i].name)), c)
+		} else {
+			fmt.Fprintf(t.tw, "%s\n", c)
+		}
+	}
 }
 
 func netSetCmd() *cobra.Command {
