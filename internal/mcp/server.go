@@ -53,12 +53,6 @@ func NewServer(d Options) *mcp.Server {
 	return s
 }
 
-// ServeStdio serves the tools on standard input and output until the client
-// disconnects or ctx is done.
-func ServeStdio(ctx context.Context, d Options) error {
-	return NewServer(d).Run(ctx, &mcp.StdioTransport{})
-}
-
 type tools struct{ d Options }
 
 // toolError is an error whose text is the API's envelope; the SDK returns it as a
