@@ -790,8 +790,10 @@ func ledgerLinesInMaybe(state, id string) int {
 }
 
 // TestCoordEnvRestart: the environment daemon is SIGKILLed and restarted
-// while a session waits for an approval; the restarted daemon reaps the
-// session's environment, and the coordinator, which served on, resumes the
+// while a session waits for an approval, and the session's environment is lost
+// with it (its state record removed, as a lost state disk would: a daemon
+// restores the environments whose records it finds, see TestRestartEvents);
+// the restarted daemon reaps what is left of it, and the coordinator, which served on, resumes the
 // session in a new environment re-derived from its journal: it waits for the
 // answer again, and once approved finishes with the uninterrupted run's
 // workspace and one ledger entry.
@@ -817,6 +819,9 @@ func TestCoordEnvRestart(t *testing.T) {
 	d.kill()
 	if _, err := c.client().Get(ctx, s.ID); err != nil {
 		t.Fatalf("the coordinator without its daemon: %v", err)
+	}
+	if err := os.RemoveAll(filepath.Join(d.state, "envs", asked.EnvID)); err != nil {
+		t.Fatal(err)
 	}
 	d.start()
 	again := c.waitState(s.ID, time.Minute, func(i coordinator.Info) bool {
