@@ -95,8 +95,11 @@ var suiteLevels = []levelCase{
 	{test: "TestAbuse_WorkspaceFill"},
 	{test: "TestAbuse_FdExhaustion", process: stops, gvisor: stops},
 	{test: "TestAbuse_StdoutFlood", process: stops, gvisor: stops},
-	{test: "TestAbuse_CPUSpin", process: stops, gvisor: misses,
-		why: "gvisor: RLIMIT_CPU is the Sentry's, whose SIGKILL the host does not see as limit cpu"},
+	// Not run at gvisor: the Sentry's RLIMIT_CPU SIGKILL is reported as limit cpu
+	// only when the run's cgroup has counted --cpu-time by then, which a quiet host
+	// does (1.3 s, stops) and a loaded one may not (585 ms: misses), so neither
+	// outcome holds; BENCHMARKS.md ("not at this level").
+	{test: "TestAbuse_CPUSpin", process: stops},
 	{test: "TestAbuse_FileSize", gvisor: stops},
 	{test: "TestAbuse_DiffRenderLimits"},
 }
