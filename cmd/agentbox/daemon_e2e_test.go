@@ -308,13 +308,25 @@ func (tr *tracker) leaks() []string {
 
 // mustHaveSeen fails unless the tracker saw at least n sandboxes and a cgroup of
 // theirs: otherwise its "nothing leaked" would prove nothing.
+//
+// It waits for the tracker's samples (every 20 ms) to catch up, up to 10 s: on a
+// quiet host a test can reach it before a sample has found a sandbox's processes
+// in their cgroup (TestRestartEvents failed so in 0.14 s).
 func (tr *tracker) mustHaveSeen(t *testing.T, n int) {
 	t.Helper()
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	t.Logf("tracked %d sandbox inits, %d processes, %d cgroups", len(tr.inits), len(tr.procs), len(tr.cgroups))
-	if len(tr.inits) < n || len(tr.cgroups) == 0 {
-		t.Fatalf("the tracker saw %d sandboxes (want %d) and %d cgroups: it cannot see leaks", len(tr.inits), n, len(tr.cgroups))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tr.mu.Lock()
+		inits, procs, cgroups := len(tr.inits), len(tr.procs), len(tr.cgroups)
+		tr.mu.Unlock()
+		if inits >= n && cgroups > 0 {
+			t.Logf("tracked %d sandbox inits, %d processes, %d cgroups", inits, procs, cgroups)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the tracker saw %d sandboxes (want %d) and %d cgroups: it cannot see leaks", inits, n, cgroups)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
