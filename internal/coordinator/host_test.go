@@ -100,10 +100,14 @@ func TestHostRestart(t *testing.T) {
 	defer cancel()
 	var wg sync.WaitGroup
 	counts := make([]int64, 2)
+	refTailed := make(chan struct{}) // the ended session's tail returns by itself
 	for n, id := range []string{ref.ID, asked.ID} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if n == 0 {
+				defer close(refTailed)
+			}
 			h.Tail(ctx, id, 0, func(e trace.Event) error {
 				if e.Seq != counts[n]+1 {
 					t.Errorf("%s: event %d after %d", id, e.Seq, counts[n])
@@ -122,6 +126,13 @@ func TestHostRestart(t *testing.T) {
 	a := wait(t, h, asked.ID, func(i Info) bool { return len(i.Awaiting) == 1 })
 	if want.StopReason != "done" {
 		t.Fatalf("the granted session: %+v", want)
+	}
+	// Tail sends an ended session's events to its last and returns on its own;
+	// cancelling first (as this test did) cut it short of its last poll.
+	select {
+	case <-refTailed:
+	case <-time.After(time.Minute):
+		t.Errorf("the tail of the ended session did not return by itself (at %d of %d)", counts[0], want.Seq)
 	}
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
