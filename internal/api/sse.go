@@ -1,22 +1,14 @@
 package api
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/wire"
+	"github.com/agentbox/agentbox/internal/wire/sse"
 )
-
-// heartbeat is how often an idle event stream sends a comment, so that proxies and
-// clients can tell a quiet command from a dead connection.
-const heartbeat = 15 * time.Second
 
 // events streams a background command's events as server-sent events. Each event's
 // id is its sequence number; a client resumes by sending the last id it saw as
@@ -44,21 +36,13 @@ type sseFrame struct {
 // client resumes from (?after= or Last-Event-ID, the later), frame names each. The
 // stream ends after a last frame; with an "error" event carrying ended if the
 // service closes the channel first; or by closing at shutdown or when the client
-// goes, after which the client reconnects. Idle streams get a heartbeat comment.
+// goes, after which the client reconnects. Idle streams get a heartbeat comment (package sse).
 func streamSSE[T any](s *Server, w http.ResponseWriter, r *http.Request, ended *wire.Error,
 	open func(ctx context.Context, after int64) (<-chan T, error), frame func(T) sseFrame) {
-	after, err := intQuery(r, "after")
+	after, err := sse.After(r)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.writeError(w, r, wire.BadRequest("%s", err))
 		return
-	}
-	if v := strings.TrimSpace(r.Header.Get("Last-Event-ID")); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			s.writeError(w, r, wire.BadRequest("Last-Event-ID must be an event sequence number, got %q", v))
-			return
-		}
-		after = max(after, n)
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -74,25 +58,11 @@ func streamSSE[T any](s *Server, w http.ResponseWriter, r *http.Request, ended *
 		s.writeError(w, r, err)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	bw := bufio.NewWriterSize(w, 32<<10)
-	flush := func() error {
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
-	fmt.Fprint(bw, "retry: 1000\n\n")
-	if flush() != nil {
+	st := sse.Open(w)
+	if st.Flush() != nil {
 		return
 	}
-	tick := time.NewTicker(heartbeat)
-	defer tick.Stop()
+	go st.KeepAlive(ctx, cancel)
 	for {
 		select {
 		case ev, ok := <-ch:
@@ -100,29 +70,24 @@ func streamSSE[T any](s *Server, w http.ResponseWriter, r *http.Request, ended *
 				if ctx.Err() == nil {
 					// The service ended the stream without a last event.
 					_, e := wire.Map(ended, describe(r), s.red)
-					writeSSE(bw, "error", "", client.Envelope{Error: &e})
-					flush()
+					st.Event("error", "", client.Envelope{Error: &e})
+					st.Flush()
 				}
 				return
 			}
 			f := frame(ev)
-			writeSSE(bw, f.kind, f.id, ev)
+			st.Event(f.kind, f.id, ev)
 			// Flush once nothing more is queued, so bursts share a write.
 			if len(ch) == 0 || f.last {
-				if flush() != nil {
+				if st.Flush() != nil {
 					return
 				}
 			}
 			if f.last {
 				return
 			}
-		case <-tick.C:
-			fmt.Fprint(bw, ": ping\n\n")
-			if flush() != nil {
-				return
-			}
 		case <-ctx.Done():
-			flush()
+			st.Flush()
 			return
 		}
 	}
@@ -131,12 +96,3 @@ func streamSSE[T any](s *Server, w http.ResponseWriter, r *http.Request, ended *
 var errStreamEnded = &wire.Error{Status: http.StatusNotFound, Body: client.Error{Code: client.CodeNotFound,
 	Message:         "the event stream ended before the command's exit: the environment was destroyed",
 	SuggestedAction: "create a new environment"}}
-
-// writeSSE writes one event. JSON never holds a raw newline, so data is one line.
-func writeSSE(w *bufio.Writer, kind, id string, v any) {
-	b, _ := json.Marshal(v)
-	if id != "" {
-		fmt.Fprintf(w, "id: %s\n", id)
-	}
-	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", kind, b)
-}

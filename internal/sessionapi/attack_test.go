@@ -4,6 +4,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/agentbox/agentbox/internal/wire/sse"
 )
 
 // TestHostileIDs (attack: session and request ids as paths, watermarks out of
@@ -30,7 +32,7 @@ func TestHostileIDs(t *testing.T) {
 		}
 		r := httptest.NewRequest("GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA/events?after=3", nil)
 		r.Header.Set("Last-Event-ID", v)
-		if n, err := watermark(r); err == nil || !strings.Contains(err.Error(), "Last-Event-ID") {
+		if n, err := sse.After(r); err == nil || !strings.Contains(err.Error(), "Last-Event-ID") {
 			t.Errorf("Last-Event-ID %q: %d, %v; want refused naming it", v, n, err)
 		}
 	}

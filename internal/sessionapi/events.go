@@ -1,21 +1,13 @@
 package sessionapi
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
-	"sync"
-	"time"
 
 	"github.com/agentbox/agentbox/internal/trace"
+	"github.com/agentbox/agentbox/internal/wire/sse"
 )
-
-// heartbeat is how often an idle stream sends a comment.
-const heartbeat = 15 * time.Second
 
 // events streams a session's events as server-sent events, read from its
 // journal: each event's id is its seq and its type the event's type. A client
@@ -28,9 +20,9 @@ const heartbeat = 15 * time.Second
 // session's last event.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	after, err := watermark(r)
+	after, err := sse.After(r)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, badRequest("%s", err))
 		return
 	}
 	i, err := s.host.Get(id)
@@ -55,78 +47,18 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		// learns where the record is, then what follows that.
 		state, after = i, i.Seq
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	bw := bufio.NewWriterSize(w, 32<<10)
-	flush := func() error {
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
-	fmt.Fprint(bw, "retry: 1000\n\n")
+	st := sse.Open(w)
 	if state != nil {
-		writeSSE(bw, "state", after, state)
+		st.Event("state", strconv.FormatInt(after, 10), state)
 	}
-	if flush() != nil {
+	if st.Flush() != nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	var mu sync.Mutex // one writer at a time: events or a heartbeat
-	go func() {       // heartbeats, written between events under the stream's lock
-		t := time.NewTicker(heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				mu.Lock()
-				fmt.Fprint(bw, ": ping\n\n")
-				err := flush()
-				mu.Unlock()
-				if err != nil {
-					cancel()
-					return
-				}
-			}
-		}
-	}()
+	go st.KeepAlive(ctx, cancel)
 	s.host.Tail(ctx, id, after, func(e trace.Event) error {
-		mu.Lock()
-		defer mu.Unlock()
-		writeSSE(bw, string(e.Type), e.Seq, e)
-		return flush()
+		st.Event(string(e.Type), strconv.FormatInt(e.Seq, 10), e)
+		return st.Flush()
 	})
-}
-
-// watermark is the seq a client resumes after: ?after= or Last-Event-ID.
-func watermark(r *http.Request) (int64, error) {
-	var after int64
-	if v := r.URL.Query().Get("after"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return 0, badRequest("after=%q: want an event seq (a non-negative integer)", v)
-		}
-		after = n
-	}
-	if v := strings.TrimSpace(r.Header.Get("Last-Event-ID")); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return 0, badRequest("Last-Event-ID %q: want an event seq (a non-negative integer)", v)
-		}
-		after = max(after, n)
-	}
-	return after, nil
-}
-
-// writeSSE writes one event; JSON holds no raw newline, so data is one line.
-func writeSSE(w *bufio.Writer, kind string, id int64, v any) {
-	b, _ := json.Marshal(v)
-	fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", id, kind, b)
 }
