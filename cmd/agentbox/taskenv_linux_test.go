@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbox/agentbox/internal/egress/egresstest"
 	"github.com/agentbox/agentbox/internal/testenv"
 )
 
@@ -98,7 +99,7 @@ reference: solution.patch
 		return cli(t, append([]string{"grade", "--state-dir", state, "--go-cache", filepath.Join(dir, "gocache"), "--task", tdir, "--patch", filepath.Join(tdir, patch)}, flags...)...)
 	}
 	var flags []string
-	for _, p := range reservedPrefixes(t, "proxy.golang.org") {
+	for _, p := range egresstest.ReservedPrefixes(t, "proxy.golang.org") {
 		flags = append(flags, "--allow-private", p.String())
 	}
 	if len(flags) > 0 {

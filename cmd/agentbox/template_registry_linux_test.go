@@ -2,15 +2,13 @@ package main
 
 import (
 	"fmt"
-	"net"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/agentbox/agentbox/internal/egress"
+	"github.com/agentbox/agentbox/internal/egress/egresstest"
 	"github.com/agentbox/agentbox/internal/testenv"
 )
 
@@ -34,7 +32,7 @@ func TestTemplateRegistries(t *testing.T) {
 	build := func(name, spec, registry string, steps int) {
 		t.Helper()
 		args := []string{"template", "--state-dir", state, "build", "--name", name, "-f", filepath.Join("..", "..", "templates", spec)}
-		for _, p := range reservedPrefixes(t, registry) {
+		for _, p := range egresstest.ReservedPrefixes(t, registry) {
 			args = append(args, "--allow-private", p.String())
 		}
 		out, errOut, st := cli(t, args...)
@@ -75,22 +73,4 @@ func TestTemplateRegistries(t *testing.T) {
 	if st == 0 {
 		t.Errorf("go run on the host root found the module: stdout %q\n%s", out, errOut)
 	}
-}
-
-// reservedPrefixes returns the special-purpose addresses (egress.CheckAddr)
-// host resolves to here, each as a prefix of its own: a test machine may reach
-// a registry through a mirror or interceptor on such an address.
-func reservedPrefixes(t *testing.T, host string) []netip.Prefix {
-	t.Helper()
-	addrs, err := net.DefaultResolver.LookupNetIP(t.Context(), "ip", host)
-	if err != nil {
-		t.Fatalf("resolve %s: %v", host, err)
-	}
-	var out []netip.Prefix
-	for _, a := range addrs {
-		if a = a.Unmap(); egress.CheckAddr(a, nil) != nil && !a.IsLoopback() {
-			out = append(out, netip.PrefixFrom(a, a.BitLen()))
-		}
-	}
-	return out
 }

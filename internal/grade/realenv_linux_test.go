@@ -2,8 +2,6 @@ package grade
 
 import (
 	"bytes"
-	"net"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbox/agentbox/internal/egress"
+	"github.com/agentbox/agentbox/internal/egress/egresstest"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/image"
 	"github.com/agentbox/agentbox/internal/sandbox"
@@ -76,7 +74,7 @@ func TestRealRowInEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allow := reservedAddrs(t, "proxy.golang.org")
+	allow := egresstest.ReservedPrefixes(t, "proxy.golang.org")
 	var cold, cached bytes.Buffer
 	start := time.Now()
 	name, err := tk.Environment.Ensure(t.Context(), store, &sandbox.BuildRunner{Output: &cold, AllowPrivate: allow}, &cold)
@@ -145,22 +143,4 @@ func TestRealRowInEnvironment(t *testing.T) {
 	t.Logf("%s on %s: build cold %v, cached %v; gold %s in %v, empty %s; gold on the host's root %s",
 		tk.ID, name, coldT.Round(100*time.Millisecond), cachedT.Round(time.Millisecond), gold.Outcome, goldT.Round(100*time.Millisecond),
 		empty.Outcome, onHost.Outcome)
-}
-
-// reservedAddrs returns the special-purpose addresses (egress.CheckAddr) host
-// resolves to, each as a prefix of its own: a test machine may reach a
-// registry through a mirror or interceptor on such an address.
-func reservedAddrs(t *testing.T, host string) []netip.Prefix {
-	t.Helper()
-	addrs, err := net.DefaultResolver.LookupNetIP(t.Context(), "ip", host)
-	if err != nil {
-		t.Fatalf("resolve %s: %v", host, err)
-	}
-	var out []netip.Prefix
-	for _, a := range addrs {
-		if a = a.Unmap(); egress.CheckAddr(a, nil) != nil && !a.IsLoopback() {
-			out = append(out, netip.PrefixFrom(a, a.BitLen()))
-		}
-	}
-	return out
 }

@@ -2,15 +2,13 @@ package sandbox
 
 import (
 	"bytes"
-	"net"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/agentbox/agentbox/internal/egress"
+	"github.com/agentbox/agentbox/internal/egress/egresstest"
 	"github.com/agentbox/agentbox/internal/image"
 	"github.com/agentbox/agentbox/internal/testenv"
 )
@@ -47,7 +45,7 @@ env: {LANG: C.UTF-8}
 	}
 	var log bytes.Buffer
 	start := time.Now()
-	rec, err := s.Build(t.Context(), spec, image.BuildOptions{Name: "hello", Runner: &BuildRunner{Output: &log, AllowPrivate: mirrorPrefixes(t, "deb.debian.org")}, Log: &log})
+	rec, err := s.Build(t.Context(), spec, image.BuildOptions{Name: "hello", Runner: &BuildRunner{Output: &log, AllowPrivate: egresstest.ReservedPrefixes(t, "deb.debian.org")}, Log: &log})
 	if err != nil {
 		t.Fatalf("build: %v\n%s", err, log.String())
 	}
@@ -82,24 +80,6 @@ env: {LANG: C.UTF-8}
 	}
 }
 
-// mirrorPrefixes returns the special-purpose addresses (egress.CheckAddr) host
-// resolves to here, as the prefixes that open them: a test machine may reach
-// Debian's archive through a mirror on such an address.
-func mirrorPrefixes(t *testing.T, host string) []netip.Prefix {
-	t.Helper()
-	addrs, err := net.DefaultResolver.LookupNetIP(t.Context(), "ip", host)
-	if err != nil {
-		t.Fatalf("resolve %s: %v", host, err)
-	}
-	var out []netip.Prefix
-	for _, a := range addrs {
-		if a = a.Unmap(); egress.CheckAddr(a, nil) != nil && !a.IsLoopback() {
-			out = append(out, netip.PrefixFrom(a, a.BitLen()))
-		}
-	}
-	return out
-}
-
 // buildGoModules builds on the image "hello" of s: Debian's Go, then a
 // go_modules step that downloads a module from the Go module proxy through the
 // "go" egress preset. The egress proxy tunnels the step's TLS end to end; the
@@ -127,7 +107,7 @@ env: {GOSUMDB: "off", GOFLAGS: -modcacherw}
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	allow := append(mirrorPrefixes(t, "deb.debian.org"), mirrorPrefixes(t, "proxy.golang.org")...)
+	allow := append(egresstest.ReservedPrefixes(t, "deb.debian.org"), egresstest.ReservedPrefixes(t, "proxy.golang.org")...)
 	if _, err := s.Build(t.Context(), spec, image.BuildOptions{Name: "gomod", Runner: &BuildRunner{Output: &log, AllowPrivate: allow, Trust: trust}, Log: &log}); err != nil {
 		t.Fatalf("build: %v\n%s", err, log.String())
 	}
