@@ -162,13 +162,20 @@ func TestStdinAndSignal(t *testing.T) {
 // nothing of a background command of the same environment.
 func TestTimeoutKillsOnlyItsTree(t *testing.T) {
 	m := newManager(t, Config{})
+	timeoutKillsOnlyItsTree(t, m, create(t, m, CreateOptions{}).ID, "KILL")
+}
+
+// timeoutKillsOnlyItsTree checks in environment id that a timed-out command's
+// tree ends, daemons included, and a background command lives on until sig. It
+// returns the timed-out command's result.
+func timeoutKillsOnlyItsTree(t *testing.T, m *Manager, id, sig string) *runner.Result {
+	t.Helper()
 	ctx := context.Background()
-	id := create(t, m, CreateOptions{}).ID
 	bg, err := m.Start(ctx, alice, id, ExecRequest{Argv: []string{"sh", "-c", "sleep 777 & wait"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := m.Exec(ctx, alice, id, ExecRequest{Argv: []string{"sh", "-c", "sleep 888 & setsid sleep 889 & sleep 999"}, Timeout: 300 * time.Millisecond})
+	res, err := m.Exec(ctx, alice, id, ExecRequest{Argv: []string{"sh", "-c", "sleep 888 & setsid sleep 889 & sleep 999"}, Timeout: 500 * time.Millisecond})
 	if err != nil || !res.TimedOut || res.Limit != runner.LimitTimeout || res.Survivors != 0 {
 		t.Fatalf("Exec = %+v, %v", res, err)
 	}
@@ -181,12 +188,13 @@ func TestTimeoutKillsOnlyItsTree(t *testing.T) {
 			t.Errorf("%s survived the timeout:\n%s", gone, ps)
 		}
 	}
-	if err := m.Signal(ctx, alice, id, bg, "KILL"); err != nil {
+	if err := m.Signal(ctx, alice, id, bg, sig); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := m.Wait(ctx, alice, id, bg); err != nil || res.Signal == nil || *res.Signal != "SIGKILL" {
-		t.Fatalf("background after KILL: %+v, %v", res, err)
+	if bgRes, err := m.Wait(ctx, alice, id, bg); err != nil || bgRes.Signal == nil || *bgRes.Signal != "SIG"+sig {
+		t.Fatalf("background after %s: %+v, %v", sig, bgRes, err)
 	}
+	return res
 }
 
 // TestOutputArtifacts: a stream whose capture was truncated is stored whole as an
