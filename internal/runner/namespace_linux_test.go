@@ -111,19 +111,25 @@ func TestNamespaceForkBombContained(t *testing.T) {
 	}
 }
 
-func TestNamespaceDiffOutAndHostUnchanged(t *testing.T) {
+func TestNamespaceDiffOutAndHostUnchanged(t *testing.T) { diffOutAndHostUnchanged(t, runNS) }
+
+// diffOutAndHostUnchanged: a command that reads, edits, removes and adds files
+// in the workspace leaves a diff of exactly those changes in --diff-out, and the
+// host's directory as it was.
+func diffOutAndHostUnchanged(t *testing.T, run func(*testing.T, Spec) *Result) {
+	t.Helper()
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "keep.txt"), []byte("same\n"), 0o644)
 	os.WriteFile(filepath.Join(ws, "edit.txt"), []byte("old\n"), 0o644)
 	os.WriteFile(filepath.Join(ws, "gone.txt"), []byte("bye\n"), 0o644)
 	diffOut := filepath.Join(t.TempDir(), "changes.diff")
-	res := runNS(t, Spec{
-		Argv:      sh(`echo new > edit.txt && rm gone.txt && echo hello > added.txt`),
+	res := run(t, Spec{
+		Argv:      sh(`cat keep.txt && echo new > edit.txt && rm gone.txt && echo hello > added.txt`),
 		Workspace: ws,
 		Sandbox:   SandboxOptions{DiffOut: diffOut},
 	})
-	if res.ExitCode != 0 {
-		t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
+	if res.ExitCode != 0 || res.Stdout != "same\n" {
+		t.Fatalf("exit %d stdout %q: %s", res.ExitCode, res.Stdout, res.Stderr)
 	}
 	b, err := os.ReadFile(diffOut)
 	if err != nil {
