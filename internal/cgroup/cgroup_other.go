@@ -47,3 +47,9 @@ func (c *Cgroup) Resume() error { return ErrUnsupported }
 
 // Paused reports false.
 func (c *Cgroup) Paused() bool { return false }
+
+// Reclaim fails with ErrUnsupported.
+func (c *Cgroup) Reclaim() error { return ErrUnsupported }
+
+// MemoryUsage fails with ErrUnsupported.
+func (c *Cgroup) MemoryUsage() (int64, error) { return 0, ErrUnsupported }

@@ -62,6 +62,13 @@ type Config struct {
 	// workspace is a tmpfs of this size, charged to the memory cgroup.
 	WorkspaceSize int64
 
+	// DiskLayers puts the upper layers (the workspace's and an image root's) on
+	// the host's disk instead of tmpfs: each an ext4 file system of its size
+	// in a sparse file on a loop device (needs root and mkfs.ext4). Their pages
+	// are then page cache, charged to the memory cgroup while in RAM but
+	// written back and reclaimable, so that Evict can take them out of it.
+	DiskLayers bool
+
 	// RootFS, if set, is a host directory whose usr, bin, lib… and etc entries are
 	// used instead of the host's own.
 	RootFS string

@@ -62,13 +62,12 @@ func (s *Sandbox) prepareImage(add func(*os.File) int) (*nsinit.Image, error) {
 	if err := s.stateDir("root", 0o700); err != nil {
 		return nil, err
 	}
-	// The root's upper layer has a size limit of its own: a tmpfs on the state
-	// directory's, detached with it (Destroy, ReapStale).
+	// The root's upper layer has a size limit of its own: a tmpfs (or disk
+	// layer) on the state directory's, detached with it (Destroy, ReapStale).
 	// A leftover's is mounted already.
-	opts := fmt.Sprintf("size=%d,mode=0700,uid=%d,gid=%d", s.cfg.RootSize, s.id.uid, s.id.gid)
 	if rootDir := filepath.Join(s.state, "root"); s.cfg.From == nil || !mountedOn(rootDir) {
-		if err := unix.Mount("tmpfs", rootDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-			return nil, fmt.Errorf("mount image root upper layer tmpfs: %w", err)
+		if err := s.mountLayer(rootDir, s.cfg.RootSize); err != nil {
+			return nil, fmt.Errorf("image root: %w", err)
 		}
 	}
 	for _, d := range []struct {

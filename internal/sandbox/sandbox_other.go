@@ -35,6 +35,14 @@ func (l *Layer) Dir() string { return "" }
 // Close does nothing.
 func (l *Layer) Close() error { return nil }
 
+// Eviction is what Evict released.
+type Eviction struct {
+	Before, After int64
+}
+
+// Evict fails with ErrUnsupported.
+func (s *Sandbox) Evict() (Eviction, error) { return Eviction{}, ErrUnsupported }
+
 // Start fails: namespace isolation exists only on Linux.
 func Start(cfg Config, stdio Stdio) (*Sandbox, error) {
 	return nil, &MissingError{Mechanism: "linux namespaces"}

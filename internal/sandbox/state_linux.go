@@ -116,9 +116,8 @@ func (s *Sandbox) ensureState() error {
 		return err
 	}
 	if s.id.root {
-		opts := fmt.Sprintf("size=%d,mode=0700,uid=%d,gid=%d", s.cfg.WorkspaceSize, s.id.uid, s.id.gid)
-		if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-			return fmt.Errorf("mount upper layer tmpfs: %w", err)
+		if err := s.mountLayer(dir, s.cfg.WorkspaceSize); err != nil {
+			return err
 		}
 		s.stateMounted = true
 		if err := s.lockState(); err != nil {
@@ -131,6 +130,19 @@ func (s *Sandbox) ensureState() error {
 		}
 	}
 	return s.stateDir("", 0o700)
+}
+
+// mountLayer mounts an upper layer's file system of size bytes on dir: a tmpfs,
+// or a disk layer (Config.DiskLayers).
+func (s *Sandbox) mountLayer(dir string, size int64) error {
+	if s.cfg.DiskLayers {
+		return mountDiskLayer(dir, size, s.id.uid, s.id.gid)
+	}
+	opts := fmt.Sprintf("size=%d,mode=0700,uid=%d,gid=%d", size, s.id.uid, s.id.gid)
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("mount upper layer tmpfs: %w", err)
+	}
+	return nil
 }
 
 // stateDir makes the directory name of the state directory ("" for itself) with
