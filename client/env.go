@@ -41,10 +41,11 @@ func (c *Client) List(ctx context.Context, labels map[string]string) ([]Environm
 
 // Pause freezes every process of the environment: they use no CPU until Resume
 // and continue where they stopped. Files stay readable and writable; Exec and
-// Start fail with CodePaused until Resume.
-func (c *Client) Pause(ctx context.Context, id string) (Environment, error) {
+// Start fail with CodePaused until Resume. With r.ToDisk an environment created
+// with layer disk also has its writable layer taken out of RAM.
+func (c *Client) Pause(ctx context.Context, id string, r PauseRequest) (Environment, error) {
 	var e Environment
-	err := c.do(ctx, http.MethodPost, "/v1/environments/"+esc(id)+"/pause", nil, nil, &e)
+	err := c.do(ctx, http.MethodPost, "/v1/environments/"+esc(id)+"/pause", nil, r, &e)
 	return e, err
 }
 

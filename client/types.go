@@ -34,6 +34,12 @@ type CreateRequest struct {
 	Labels           map[string]string `json:"labels,omitempty" jsonschema:"labels to find the environment by"`
 	Task             string            `json:"task,omitempty" jsonschema:"task identity recorded in the owner, unless the token fixes one"`
 	Mounts           []Mount           `json:"mounts,omitempty" jsonschema:"host directories shown at paths outside /workspace; each source must lie under a root the server allows for the tenant (mount_roots)"`
+	Layer            string            `json:"layer,omitempty" jsonschema:"where the writable layer lives: memory (default, a tmpfs) or disk (a file system on the host's disk, which a pause with to_disk takes out of RAM); namespace isolation only"`
+}
+
+// PauseRequest says how to pause an environment.
+type PauseRequest struct {
+	ToDisk bool `json:"to_disk,omitempty" jsonschema:"also take the writable layer out of RAM: written back to disk and dropped from memory, read back as the processes touch it after resume (an environment created with layer disk only)"`
 }
 
 // Mount shows a host directory inside an environment.
@@ -61,6 +67,9 @@ type Environment struct {
 	OnTimeout string            `json:"on_timeout,omitempty" jsonschema:"what the TTL does: destroy or pause"`
 	Network   *Network          `json:"network,omitempty" jsonschema:"the network policy in force; absent: no network"`
 	Snapshot  string            `json:"snapshot,omitempty" jsonschema:"the snapshot its workspace continues from (env snapshot, env fork); absent: none"`
+	Layer     string            `json:"layer,omitempty" jsonschema:"where the writable layer lives: memory or disk"`
+	// PausedToDisk: paused with its writable layer out of RAM (PauseRequest.ToDisk).
+	PausedToDisk bool `json:"paused_to_disk,omitempty" jsonschema:"paused with its writable layer out of RAM"`
 }
 
 // Snapshot is an environment's workspace at one moment, read-only, from which

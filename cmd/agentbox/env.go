@@ -22,7 +22,7 @@ func envCmd() *cobra.Command {
 		Short: "Create, list, pause, resume, snapshot, fork and destroy environments on the agentbox daemon",
 	}
 	cmd.AddCommand(envCreateCmd(), envLsCmd(), envRmCmd(), envSnapshotCmd(), envForkCmd(),
-		envStateCmd("pause", "Pause environments: freeze every process (no CPU) until resume", (*client.Client).Pause),
+		envPauseCmd(),
 		envStateCmd("resume", "Resume paused environments: their processes continue where they stopped", (*client.Client).Resume))
 	return cmd
 }
@@ -109,6 +109,7 @@ func envCreateCmd() *cobra.Command {
 	f.Var(countValue{&req.Limits.Pids}, "pids", "process limit of the environment")
 	f.Float64Var(&req.Limits.CPUs, "cpus", 0, "CPU quota in cores")
 	f.Var(sizeValue{&req.Limits.WorkspaceBytes}, "workspace-size", "size limit of the private workspace layer")
+	f.StringVar(&req.Layer, "layer", "", "where the writable layer lives: memory (default, a tmpfs) or disk (a file system on the host's disk, which env pause --to-disk takes out of RAM)")
 	f.DurationVar(&ttl, "ttl", 0, "lifetime (0: server default)")
 	f.DurationVar(&idle, "idle", 0, "idle timeout (0: server default)")
 	f.DurationVar(&idlePause, "idle-pause", 0, "pause after this long without a request (0: server default)")
@@ -186,6 +187,17 @@ func envRmCmd() *cobra.Command {
 	return cmd
 }
 
+// envPauseCmd is `env pause [--to-disk]`.
+func envPauseCmd() *cobra.Command {
+	var r client.PauseRequest
+	cmd := envStateCmd("pause", "Pause environments: freeze every process (no CPU) until resume",
+		func(c *client.Client, ctx context.Context, id string) (client.Environment, error) {
+			return c.Pause(ctx, id, r)
+		})
+	cmd.Flags().BoolVar(&r.ToDisk, "to-disk", false, "also take the writable layer out of RAM, back on resume as it is used (an environment created with --layer disk)")
+	return cmd
+}
+
 // envStateCmd is `env pause` or `env resume`: op on each id, printing its new state.
 func envStateCmd(name, short string, op func(*client.Client, context.Context, string) (client.Environment, error)) *cobra.Command {
 	var d daemonFlags
@@ -200,7 +212,9 @@ func envStateCmd(name, short string, op func(*client.Client, context.Context, st
 			}
 			return eachEnv(ids, func(id string) error {
 				e, err := op(c, cmd.Context(), id)
-				if err == nil {
+				if err == nil && e.PausedToDisk {
+					fmt.Fprintf(stdout, "%s\t%s\tto disk\n", e.ID, e.State)
+				} else if err == nil {
 					fmt.Fprintf(stdout, "%s\t%s\n", e.ID, e.State)
 				}
 				return err

@@ -294,12 +294,12 @@ func (g *Guard) List(ctx context.Context, _ env.Owner, labels map[string]string)
 }
 
 // Pause and Resume are lifecycle operations, of the scope that creates and destroys.
-func (g *Guard) Pause(ctx context.Context, _ env.Owner, id string) (env.Info, error) {
+func (g *Guard) Pause(ctx context.Context, _ env.Owner, id string, po env.PauseOptions) (env.Info, error) {
 	o, err := g.owner(ctx, config.ScopeEnvCreate)
 	if err != nil {
 		return env.Info{}, err
 	}
-	return g.svc.Pause(ctx, o, id)
+	return g.svc.Pause(ctx, o, id, po)
 }
 
 func (g *Guard) Resume(ctx context.Context, _ env.Owner, id string) (env.Info, error) {

@@ -156,22 +156,22 @@ func (m *memService) Fork(ctx context.Context, o env.Owner, id string, fo env.Fo
 }
 
 // Pause and Resume only change the state; Exec and Start refuse a paused one.
-func (m *memService) Pause(_ context.Context, o env.Owner, id string) (env.Info, error) {
-	return m.setState(o, id, env.StatePaused)
+func (m *memService) Pause(_ context.Context, o env.Owner, id string, po env.PauseOptions) (env.Info, error) {
+	return m.setState(o, id, env.StatePaused, po.ToDisk)
 }
 
 func (m *memService) Resume(_ context.Context, o env.Owner, id string) (env.Info, error) {
-	return m.setState(o, id, env.StateRunning)
+	return m.setState(o, id, env.StateRunning, false)
 }
 
-func (m *memService) setState(o env.Owner, id, state string) (env.Info, error) {
+func (m *memService) setState(o env.Owner, id, state string, toDisk bool) (env.Info, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, err := m.env(o, id)
 	if err != nil {
 		return env.Info{}, err
 	}
-	e.info.State = state
+	e.info.State, e.info.PausedToDisk = state, toDisk
 	return e.info, nil
 }
 

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"io"
@@ -33,6 +34,17 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 		return wire.BadRequest("request body: more than one JSON value")
 	}
 	return nil
+}
+
+// decodeOptional is decode for a body that may be empty: then v stays as it is
+// (a plain pause has no body).
+func (s *Server) decodeOptional(w http.ResponseWriter, r *http.Request, v any) error {
+	br := bufio.NewReader(r.Body)
+	if _, err := br.Peek(1); errors.Is(err, io.EOF) {
+		return nil
+	}
+	r.Body = io.NopCloser(br)
+	return s.decode(w, r, v)
 }
 
 // body limits a raw request body to the configured size.
@@ -124,7 +136,12 @@ func (s *Server) getEnv(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pauseEnv(w http.ResponseWriter, r *http.Request) {
-	e, err := s.svc.Pause(r.Context(), r.PathValue("id"))
+	var req client.PauseRequest
+	if err := s.decodeOptional(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	e, err := s.svc.Pause(r.Context(), r.PathValue("id"), req)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -87,7 +87,7 @@ func TestOpenAPISchemasMatchWireTypes(t *testing.T) {
 	doc := loadOpenAPI(t)
 	for name, typ := range map[string]any{
 		"Error": client.Error{}, "Owner": client.Owner{}, "Limits": client.Limits{},
-		"CreateRequest": client.CreateRequest{}, "Environment": client.Environment{},
+		"CreateRequest": client.CreateRequest{}, "Environment": client.Environment{}, "PauseRequest": client.PauseRequest{},
 		"ExecRequest": client.ExecRequest{}, "Result": client.Result{}, "Process": client.Process{},
 		"Event": client.Event{}, "SignalRequest": client.SignalRequest{}, "FileEntry": client.FileEntry{},
 		"PatchRequest": client.PatchRequest{}, "PatchReport": client.PatchReport{},

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/agentbox/agentbox/client"
@@ -19,7 +20,7 @@ func TestPauseResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := a.Pause(ctx, e.ID)
+	p, err := a.Pause(ctx, e.ID, client.PauseRequest{})
 	if err != nil || p.State != "paused" {
 		t.Fatalf("Pause = %+v, %v", p, err)
 	}
@@ -34,5 +35,29 @@ func TestPauseResume(t *testing.T) {
 	}
 	if res, err := a.Exec(ctx, e.ID, client.ExecRequest{Argv: []string{"echo", "hi"}}); err != nil || res.Stdout != "hi\n" {
 		t.Fatalf("Exec after Resume = %+v, %v", res, err)
+	}
+}
+
+// TestPauseToDisk: to_disk reaches the service and comes back as
+// paused_to_disk; a pause with no body is a plain one, and a body with a field
+// the request does not have is refused (400), not taken for a plain pause.
+func TestPauseToDisk(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	a := h.client(tokA)
+	e, err := a.Create(ctx, client.CreateRequest{Preset: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := a.Pause(ctx, e.ID, client.PauseRequest{ToDisk: true})
+	if err != nil || p.State != "paused" || !p.PausedToDisk {
+		t.Fatalf("Pause to disk = %+v, %v", p, err)
+	}
+	path := "/v1/environments/" + e.ID + "/pause"
+	if code, _, body := h.do("POST", path, tokA, nil); code != 200 || strings.Contains(string(body), "paused_to_disk") {
+		t.Errorf("a pause with no body = %d %s, want 200, not to disk", code, body)
+	}
+	if code, _, body := h.do("POST", path, tokA, []byte(`{"to_dsk": true}`)); code != 400 {
+		t.Errorf("a pause with an unknown field = %d %s, want 400", code, body)
 	}
 }

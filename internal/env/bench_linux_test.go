@@ -93,7 +93,7 @@ func BenchmarkPauseResume(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := m.Pause(ctx, alice, id); err != nil {
+		if _, err := m.Pause(ctx, alice, id, PauseOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := m.Resume(ctx, alice, id); err != nil {

@@ -67,7 +67,7 @@ func runCrashHelper() {
 		if o.Workspace == "" && o.Network == nil {
 			// Frozen, its init cannot die of its parent-death signal: the
 			// restore kills it through its old cgroup.
-			if _, err := m.Pause(ctx, alice, info.ID); err != nil {
+			if _, err := m.Pause(ctx, alice, info.ID, PauseOptions{}); err != nil {
 				fail(err)
 			}
 		}

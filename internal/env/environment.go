@@ -83,6 +83,7 @@ type environment struct {
 	inflight  int
 	destroyed bool
 	paused    bool // Info.PausedAt is set
+	onDisk    bool // paused with its layers evicted (Info.PausedToDisk)
 	procs     map[string]*process
 	finished  []string // ids of finished procs, oldest first
 	nextProc  int
@@ -257,7 +258,7 @@ func (m *Manager) start(k shape, img *image.Image, ms []Mount, top *snapshot, fr
 		}
 	}()
 	lim := k.limits
-	e.info = Info{ID: e.id, Limits: lim, Preset: k.preset, Template: k.template, State: StateRunning, Isolation: k.isolation}
+	e.info = Info{ID: e.id, Limits: lim, Preset: k.preset, Template: k.template, State: StateRunning, Isolation: k.isolation, Layer: k.layer}
 	for _, mt := range ms {
 		// Info never shows a host path: the targets and modes only.
 		e.info.Mounts = append(e.info.Mounts, Mount{Target: mt.Target, Mode: mt.Mode})
@@ -329,6 +330,7 @@ func (e *environment) boot() error {
 		Image:         e.img,
 		Mounts:        mounts,
 		WorkspaceSize: k.limits.WorkspaceSize,
+		DiskLayers:    k.layer == LayerDisk,
 		Memory:        k.limits.Memory,
 		Pids:          k.limits.Pids,
 		CPUs:          k.limits.CPUs,
@@ -503,6 +505,10 @@ func validate(o *CreateOptions) error {
 		return bad("isolation %q: namespace or gvisor (an environment is a sandbox)", o.Isolation)
 	case o.Isolation == runner.IsolationGvisor && (o.Network != nil || o.Template != ""):
 		return bad("network and templates need isolation namespace: a gvisor environment has the host's system directories and loopback only")
+	case o.Layer != "" && o.Layer != LayerMemory && o.Layer != LayerDisk:
+		return bad("layer %q: %q or %q", o.Layer, LayerMemory, LayerDisk)
+	case o.Isolation == runner.IsolationGvisor && o.Layer == LayerDisk:
+		return bad("layer disk needs isolation namespace: a gvisor environment's upper layer is a tmpfs of its own")
 	case o.Isolation == runner.IsolationGvisor && slices.ContainsFunc(o.Mounts, func(mt Mount) bool { return mt.Mode == MountReadWrite }):
 		return bad("mounts of mode rw need isolation namespace: a gvisor environment's mounts are ro or cow")
 	case o.OnTimeout != "" && o.OnTimeout != OnTimeoutDestroy && o.OnTimeout != OnTimeoutPause:
@@ -594,6 +600,7 @@ func (e *environment) describe() Info {
 	}
 	if e.paused {
 		info.State = StatePaused
+		info.PausedToDisk = e.onDisk
 	}
 	return info
 }

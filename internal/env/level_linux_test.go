@@ -126,7 +126,7 @@ func TestEveryLevel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := m.Pause(ctx, alice, id); err != nil {
+			if _, err := m.Pause(ctx, alice, id, PauseOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := m.Exec(ctx, alice, id, ExecRequest{Argv: []string{"true"}}); !errors.Is(err, ErrPaused) {

@@ -308,7 +308,7 @@ func (m *Manager) reapDue(now time.Time) {
 		_ = m.destroy(e)
 	}
 	for _, e := range idle {
-		_ = e.pause()
+		_ = e.pause(e.k.layer == LayerDisk)
 	}
 }
 

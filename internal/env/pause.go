@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/agentbox/agentbox/internal/sandbox"
 )
 
 // OnTimeout values: what happens to an environment when its TTL passes.
@@ -18,13 +20,27 @@ const (
 // with ErrPaused (resume first: nothing resumes implicitly, so that a paused
 // environment's cost stays where its owner put it). Pausing a paused
 // environment is not an error.
-func (m *Manager) Pause(ctx context.Context, owner Owner, id string) (Info, error) {
+//
+// With o.ToDisk, an environment created with LayerDisk also leaves RAM: what
+// its processes wrote to its writable layers is written back to its disk and
+// every page the kernel can reclaim without killing is dropped (the layers'
+// and that of files its processes read; sandbox.Sandbox.Evict). The frozen
+// processes keep their open files; after Resume what they touch is read back
+// from disk as they touch it. Their own memory, /tmp and /dev/shm stay in RAM
+// (a sandbox never swaps). A LayerMemory environment's layers are a tmpfs,
+// whose pages could leave RAM only to swap: ToDisk is refused (ErrInvalid).
+// The reaper's pauses (IdlePause, OnTimeoutPause) go to disk whenever the
+// environment's layers are there.
+func (m *Manager) Pause(ctx context.Context, owner Owner, id string, o PauseOptions) (Info, error) {
 	e, done, err := m.use(owner, id)
 	if err != nil {
 		return Info{}, err
 	}
 	defer done()
-	if err := e.pause(); err != nil {
+	if o.ToDisk && e.k.layer != LayerDisk {
+		return Info{}, fmt.Errorf("%w: environment %s has its writable layer in memory (a tmpfs, which can leave RAM only to swap, and sandboxes do not swap): to pause one to disk, create it with layer disk", ErrInvalid, e.id)
+	}
+	if err := e.pause(o.ToDisk); err != nil {
 		return Info{}, err
 	}
 	return e.describe(), nil
@@ -46,7 +62,7 @@ func (m *Manager) Resume(ctx context.Context, owner Owner, id string) (Info, err
 	}
 	e.mu.Lock()
 	now := time.Now().UTC()
-	e.paused = false
+	e.paused, e.onDisk = false, false
 	e.info.PausedAt = time.Time{}
 	renewed := e.ttl > 0 && now.After(e.info.ExpiresAt)
 	if renewed {
@@ -61,11 +77,13 @@ func (m *Manager) Resume(ctx context.Context, owner Owner, id string) (Info, err
 	return e.describe(), nil
 }
 
-// pause freezes e (the reaper's way in too: it is no API call).
-func (e *environment) pause() error {
+// pause freezes e, and evicts its layers toDisk (the reaper's way in too: it
+// is no API call).
+func (e *environment) pause(toDisk bool) error {
 	e.pauseMu.Lock()
 	defer e.pauseMu.Unlock()
-	if err := e.sandbox().Pause(); err != nil {
+	sb := e.sandbox()
+	if err := sb.Pause(); err != nil {
 		return fmt.Errorf("environment %s: %w", e.id, err)
 	}
 	e.mu.Lock()
@@ -73,6 +91,19 @@ func (e *environment) pause() error {
 		e.paused = true
 		e.info.PausedAt = time.Now().UTC()
 	}
+	e.mu.Unlock()
+	if !toDisk {
+		return nil
+	}
+	ns, ok := sb.(*sandbox.Sandbox)
+	if !ok {
+		return fmt.Errorf("%w: environment %s is at the gvisor level, whose layers stay in memory", ErrInvalid, e.id)
+	}
+	if _, err := ns.Evict(); err != nil {
+		return fmt.Errorf("environment %s: pause to disk: %w", e.id, err) // paused still, in RAM
+	}
+	e.mu.Lock()
+	e.onDisk = true
 	e.mu.Unlock()
 	return nil
 }

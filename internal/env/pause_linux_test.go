@@ -57,14 +57,14 @@ func TestPauseResume(t *testing.T) {
 		}
 	}
 
-	info, err := m.Pause(ctx, alice, id)
+	info, err := m.Pause(ctx, alice, id, PauseOptions{})
 	if err != nil {
 		t.Fatalf("Pause: %v", err)
 	}
 	if info.State != StatePaused || info.PausedAt.IsZero() {
 		t.Errorf("Info after Pause: state %q, paused_at %v", info.State, info.PausedAt)
 	}
-	if _, err := m.Pause(ctx, alice, id); err != nil {
+	if _, err := m.Pause(ctx, alice, id, PauseOptions{}); err != nil {
 		t.Errorf("Pause again: %v", err)
 	}
 	n0, cpu0 := count(), cpuOf(t, e)
@@ -131,7 +131,7 @@ func TestPauseResume(t *testing.T) {
 	}
 
 	// Destroyed while paused: every process dies, nothing is left.
-	if _, err := m.Pause(ctx, alice, id); err != nil {
+	if _, err := m.Pause(ctx, alice, id, PauseOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Destroy(ctx, alice, id); err != nil {

@@ -65,6 +65,7 @@ type shape struct {
 	caLife                  time.Duration
 	mounts                  bool // never pooled
 	isolation               runner.Isolation
+	layer                   string // LayerMemory or LayerDisk
 }
 
 // shapeOf is o's shape, with lower its resolved lower layer, lim its limits
@@ -73,6 +74,9 @@ func shapeOf(o CreateOptions, lower string, lim Limits, ttl time.Duration) shape
 	k := shape{template: o.Template, preset: o.Preset, lower: lower, limits: lim, network: o.Network != nil, mounts: len(o.Mounts) > 0, isolation: o.Isolation}
 	if k.isolation == "" {
 		k.isolation = runner.IsolationNamespace
+	}
+	if k.layer = o.Layer; k.layer == "" {
+		k.layer = LayerMemory
 	}
 	if k.network && ttl > 0 {
 		// The CA lives no longer than the environment may (without a TTL, the

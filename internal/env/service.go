@@ -81,6 +81,28 @@ type CreateOptions struct {
 	// OnTimeoutPause.
 	OnTimeout string            `json:"on_timeout,omitempty"`
 	Labels    map[string]string `json:"labels,omitempty"`
+	// Layer is where the writable layers (the workspace's and the template
+	// root's) live: LayerMemory (the default) or LayerDisk, which a pause can
+	// take out of RAM (PauseOptions.ToDisk). Namespace isolation only.
+	Layer string `json:"layer,omitempty"`
+}
+
+// CreateOptions.Layer values.
+const (
+	// LayerMemory: a tmpfs of Limits.WorkspaceSize, in RAM, charged to the
+	// environment's memory limit.
+	LayerMemory = "memory"
+	// LayerDisk: an ext4 file system of that size on the host's disk (a
+	// sparse file on a loop device); its pages are page cache, charged to the
+	// environment while in RAM, written back and dropped by a pause to disk.
+	LayerDisk = "disk"
+)
+
+// PauseOptions say how Pause pauses.
+type PauseOptions struct {
+	// ToDisk also takes the environment's writable layers out of RAM (see
+	// Manager.Pause); only for an environment created with LayerDisk.
+	ToDisk bool `json:"to_disk,omitempty"`
 }
 
 // Mount shows a host directory inside an environment.
@@ -131,6 +153,9 @@ type Info struct {
 	// Snapshot is the snapshot the workspace continues from (Snapshot, Fork);
 	// empty: none.
 	Snapshot string `json:"snapshot,omitempty"`
+	Layer    string `json:"layer"` // memory or disk (CreateOptions.Layer)
+	// PausedToDisk: paused with its writable layers out of RAM (PauseOptions.ToDisk).
+	PausedToDisk bool `json:"paused_to_disk,omitempty"`
 }
 
 // ExecRequest is one command in an environment, under the runner's contract.
@@ -177,7 +202,7 @@ type Lifecycle interface {
 	Create(ctx context.Context, o CreateOptions) (Info, error)
 	Get(ctx context.Context, owner Owner, id string) (Info, error)
 	List(ctx context.Context, owner Owner, labels map[string]string) ([]Info, error)
-	Pause(ctx context.Context, owner Owner, id string) (Info, error)
+	Pause(ctx context.Context, owner Owner, id string, o PauseOptions) (Info, error)
 	Resume(ctx context.Context, owner Owner, id string) (Info, error)
 	Destroy(ctx context.Context, owner Owner, id string) error
 	// Snapshot and Fork: see Manager.Snapshot and Manager.Fork.

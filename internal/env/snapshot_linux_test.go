@@ -141,7 +141,7 @@ func TestSnapshotContinues(t *testing.T) {
 	if got := sh(t, m, id, "cat f"); got != "two\n" {
 		t.Errorf("source sees %q", got)
 	}
-	if _, err := m.Pause(ctx, alice, id); err != nil {
+	if _, err := m.Pause(ctx, alice, id, PauseOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.Snapshot(ctx, alice, id); !errors.Is(err, ErrPaused) {

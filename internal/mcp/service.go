@@ -15,7 +15,7 @@ type Service interface {
 	Create(ctx context.Context, r client.CreateRequest) (client.Environment, error)
 	Get(ctx context.Context, id string) (client.Environment, error)
 	List(ctx context.Context, labels map[string]string) ([]client.Environment, error)
-	Pause(ctx context.Context, id string) (client.Environment, error)
+	Pause(ctx context.Context, id string, r client.PauseRequest) (client.Environment, error)
 	Resume(ctx context.Context, id string) (client.Environment, error)
 	Snapshot(ctx context.Context, id string) (client.Snapshot, error)
 	Fork(ctx context.Context, id string, r client.ForkRequest) ([]client.Environment, error)

@@ -21,6 +21,11 @@ type listOut struct {
 	Environments []client.Environment `json:"environments"`
 }
 
+type pauseIn struct {
+	ID string `json:"id" jsonschema:"environment id"`
+	client.PauseRequest
+}
+
 type forkIn struct {
 	ID string `json:"id" jsonschema:"environment id"`
 	client.ForkRequest
@@ -55,11 +60,11 @@ func (t *tools) addEnv(s *mcp.Server) {
 			}
 			return listOut{Environments: envs}, err
 		})
-	add(t, s, &mcp.Tool{Name: "env_pause", Description: "Pause an environment: freeze every process in it (they use no CPU) until env_resume, after which they continue where they stopped. Files stay readable and writable; exec is refused (EPAUSED) until env_resume.",
+	add(t, s, &mcp.Tool{Name: "env_pause", Description: "Pause an environment: freeze every process in it (they use no CPU) until env_resume, after which they continue where they stopped. Files stay readable and writable; exec is refused (EPAUSED) until env_resume. to_disk also takes the writable layer out of RAM (an environment created with layer disk).",
 		Annotations: hints("Pause environment", false, false, true)},
-		func(in envID) string { return envWhat(in.ID) },
-		func(ctx context.Context, in envID) (client.Environment, error) {
-			return svc.Pause(ctx, in.ID)
+		func(in pauseIn) string { return envWhat(in.ID) },
+		func(ctx context.Context, in pauseIn) (client.Environment, error) {
+			return svc.Pause(ctx, in.ID, in.PauseRequest)
 		})
 	add(t, s, &mcp.Tool{Name: "env_resume", Description: "Resume a paused environment: its processes continue where they stopped.",
 		Annotations: hints("Resume environment", false, false, true)},

@@ -86,6 +86,16 @@ func (s *Sandbox) Stats() (Stats, error) {
 	}, nil
 }
 
+// MemoryUsage is the memory charged to the sandbox's cgroup now, in bytes
+// (page cache and tmpfs included).
+func (s *Sandbox) MemoryUsage() (int64, error) {
+	n, err := s.cg.MemoryUsage()
+	if err != nil {
+		return 0, fmt.Errorf("sandbox stats: %w", err)
+	}
+	return n, nil
+}
+
 // Hits are Stats' counters of limits hit.
 type Hits struct {
 	OOMKills, PidsLimitHits int64

@@ -40,6 +40,9 @@ type Eviction struct {
 	Before, After int64
 }
 
+// MemoryUsage fails with ErrUnsupported.
+func (s *Sandbox) MemoryUsage() (int64, error) { return 0, ErrUnsupported }
+
 // Evict fails with ErrUnsupported.
 func (s *Sandbox) Evict() (Eviction, error) { return Eviction{}, ErrUnsupported }
 

@@ -61,6 +61,7 @@ func createOptions(r client.CreateRequest) (env.CreateOptions, error) {
 		IdlePause: idlePause,
 		OnTimeout: r.OnTimeout,
 		Labels:    r.Labels,
+		Layer:     r.Layer,
 	}, nil
 }
 
@@ -80,6 +81,9 @@ func environment(i env.Info) client.Environment {
 		OnTimeout: i.OnTimeout,
 		Network:   wireNetwork(i.Network),
 		Snapshot:  i.Snapshot,
+		Layer:     i.Layer,
+
+		PausedToDisk: i.PausedToDisk,
 	}
 	if !i.ExpiresAt.IsZero() {
 		t := i.ExpiresAt

@@ -34,7 +34,7 @@ func (r *Remote) Create(ctx context.Context, o env.CreateOptions) (env.Info, err
 	e, err := r.c.Create(ctx, client.CreateRequest{Workspace: o.Workspace, Preset: o.Preset, Template: o.Template,
 		Limits:  client.Limits{MemoryBytes: o.Limits.Memory, Pids: o.Limits.Pids, CPUs: o.Limits.CPUs, WorkspaceBytes: o.Limits.WorkspaceSize},
 		Network: wireNetwork(o.Network), TTLSeconds: o.TTL.Seconds(), IdleSeconds: o.Idle.Seconds(), IdlePauseSeconds: o.IdlePause.Seconds(),
-		OnTimeout: o.OnTimeout, Labels: o.Labels, Task: o.Owner.Task, Mounts: mounts})
+		OnTimeout: o.OnTimeout, Labels: o.Labels, Task: o.Owner.Task, Mounts: mounts, Layer: o.Layer})
 	if err != nil {
 		return env.Info{}, remoteErr(err)
 	}

@@ -47,8 +47,8 @@ func (s *Service) List(ctx context.Context, labels map[string]string) ([]client.
 	return out, err
 }
 
-func (s *Service) Pause(ctx context.Context, id string) (client.Environment, error) {
-	info, err := s.svc.Pause(ctx, none, id)
+func (s *Service) Pause(ctx context.Context, id string, r client.PauseRequest) (client.Environment, error) {
+	info, err := s.svc.Pause(ctx, none, id, env.PauseOptions{ToDisk: r.ToDisk})
 	return environment(info), err
 }
 

@@ -39,6 +39,8 @@ class Environment:
     on_timeout: str = ""
     network: dict = None
     snapshot: str = ""
+    layer: str = ""
+    paused_to_disk: bool = False
     raw: dict = field(default=None, repr=False)
 
 
@@ -223,11 +225,13 @@ class Client:
         return self._do("GET", "/healthz")
 
     def create(self, workspace=None, template=None, limits=None, ttl_seconds=None, idle_timeout_seconds=None,
-               labels=None, network=None, mounts=None, task=None, idle_pause_seconds=None, on_timeout=None):
+               labels=None, network=None, mounts=None, task=None, idle_pause_seconds=None, on_timeout=None,
+               layer=None):
+        """layer: "memory" (default, a tmpfs) or "disk", which pause(to_disk=True) takes out of RAM."""
         req = {k: v for k, v in dict(workspace=workspace, template=template, limits=limits, ttl_seconds=ttl_seconds,
                                      idle_timeout_seconds=idle_timeout_seconds, labels=labels, network=network,
                                      mounts=mounts, task=task, idle_pause_seconds=idle_pause_seconds,
-                                     on_timeout=on_timeout).items() if v}
+                                     on_timeout=on_timeout, layer=layer).items() if v}
         return _build(Environment, self._json("POST", "/v1/environments", req))
 
     def get(self, id):
@@ -237,9 +241,10 @@ class Client:
         q = {"label": ["%s=%s" % kv for kv in (labels or {}).items()]} if labels else None
         return [_build(Environment, e) for e in self._do("GET", "/v1/environments", q)["environments"]]
 
-    def pause(self, id):
-        """Freeze every process of the environment until resume; exec raises Paused meanwhile."""
-        return _build(Environment, self._do("POST", self._env(id) + "/pause"))
+    def pause(self, id, to_disk=False):
+        """Freeze every process of the environment until resume; exec raises Paused meanwhile.
+        to_disk also takes the writable layer out of RAM (an environment created with layer="disk")."""
+        return _build(Environment, self._json("POST", self._env(id) + "/pause", {"to_disk": True} if to_disk else {}))
 
     def resume(self, id):
         return _build(Environment, self._do("POST", self._env(id) + "/resume"))

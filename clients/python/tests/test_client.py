@@ -96,6 +96,16 @@ class ClientTest(unittest.TestCase):
         self.env = self.c.create(workspace=self.workspace, labels={"suite": "python"}, ttl_seconds=600)
         self.addCleanup(self.c.destroy, self.env.id)
 
+    def test_pause_to_disk(self):
+        e = self.c.create(workspace=self.workspace, layer="disk", ttl_seconds=600)
+        self.addCleanup(self.c.destroy, e.id)
+        self.assertEqual(e.layer, "disk")
+        self.c.write_file(e.id, "kept.txt", b"on disk\n")
+        p = self.c.pause(e.id, to_disk=True)
+        self.assertEqual((p.state, p.paused_to_disk), ("paused", True))
+        self.assertEqual(self.c.resume(e.id).paused_to_disk, False)
+        self.assertEqual(self.c.exec(e.id, ["cat", "kept.txt"]).stdout, "on disk\n")
+
     def test_health(self):
         self.assertEqual(self.c.health(), {"status": "ok"})
 
@@ -111,6 +121,9 @@ class ClientTest(unittest.TestCase):
             self.c.exec(self.env.id, ["true"])
         self.assertEqual(self.c.resume(self.env.id).state, "running")
         self.assertEqual(self.c.exec(self.env.id, ["echo", "on"]).stdout, "on\n")
+        self.assertEqual(self.env.layer, "memory")
+        with self.assertRaises(agentbox.InvalidRequest):
+            self.c.pause(self.env.id, to_disk=True)
         self.c.write_file(self.env.id, "mine.txt", b"source\n")
         forks = self.c.fork(self.env.id, 2)
         self.assertEqual(len(forks), 2)

@@ -89,7 +89,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Freeze every process of the environment (scope env:create): they use no CPU until resume and continue where they stopped. Files stay readable and writable; exec and processes are 409 EPAUSED until resume. Pausing a paused environment succeeds. */
+        /** Freeze every process of the environment (scope env:create): they use no CPU until resume and continue where they stopped. Files stay readable and writable; exec and processes are 409 EPAUSED until resume. Pausing a paused environment succeeds. The body is optional; with to_disk, an environment created with layer disk also has its writable layer written back and dropped from RAM (400 EINVAL for a memory layer). */
         post: operations["pauseEnvironment"];
         delete?: never;
         options?: never;
@@ -720,6 +720,15 @@ export interface components {
             task?: string;
             /** @description host directories shown outside /workspace; each source must lie under one of the tenant's mount_roots */
             mounts?: components["schemas"]["Mount"][];
+            /**
+             * @description where the writable layer lives: memory (default, a tmpfs) or disk (a file system on the host's disk, which a pause with to_disk takes out of RAM); namespace isolation only
+             * @enum {string}
+             */
+            layer?: "memory" | "disk";
+        };
+        PauseRequest: {
+            /** @description also take the writable layer out of RAM (an environment created with layer disk); pages come back as the processes touch them after resume */
+            to_disk?: boolean;
         };
         Template: {
             name: string;
@@ -808,6 +817,10 @@ export interface components {
             network?: components["schemas"]["Network"];
             /** @description the snapshot its workspace continues from; absent */
             snapshot?: string;
+            /** @enum {string} */
+            layer?: "memory" | "disk";
+            /** @description paused with its writable layer out of RAM */
+            paused_to_disk?: boolean;
         };
         Snapshot: {
             id: string;
@@ -1166,7 +1179,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PauseRequest"];
+            };
+        };
         responses: {
             /** @description the environment, state paused */
             200: {
