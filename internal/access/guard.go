@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -138,25 +139,10 @@ func (g *Guard) Create(ctx context.Context, o env.CreateOptions) (env.Info, erro
 		owner.Task = o.Owner.Task
 	}
 	o.Owner = owner
-	if err := g.withinBound(owner.Tenant, o.Network); err != nil {
+	if err := g.allowed(&o); err != nil {
 		return env.Info{}, err
 	}
 	tenant := g.cfg.Tenants[owner.Tenant]
-	if o.Workspace != "" {
-		if o.Workspace, err = allowedWorkspace(o.Workspace, owner.Tenant, tenant.WorkspaceRoots); err != nil {
-			return env.Info{}, err
-		}
-	}
-	if o.Template != "" && !tenant.Templates.MayUse(o.Template) {
-		// As env says of a template that does not exist: whether another
-		// tenant's does is not this one's to learn.
-		return env.Info{}, fmt.Errorf("%w: no template %q (agentbox template ls lists them)", env.ErrInvalid, o.Template)
-	}
-	for i, m := range o.Mounts {
-		if o.Mounts[i].Source, err = allowedMount(m.Source, owner.Tenant, tenant.MountRoots); err != nil {
-			return env.Info{}, err
-		}
-	}
 	if max := int64(g.cfg.Limits.MaxMemory); max > 0 && o.Limits.Memory > max {
 		return env.Info{}, fmt.Errorf("%w: memory limit %d exceeds the server's maximum of %d bytes", env.ErrInvalid, o.Limits.Memory, max)
 	}
@@ -178,6 +164,51 @@ func (g *Guard) Create(ctx context.Context, o env.CreateOptions) (env.Info, erro
 	}
 	defer release()
 	return g.svc.Create(ctx, o)
+}
+
+// allowed checks what of o its owner's tenant configuration bounds: the
+// network, the workspace and mount sources (resolved in o), the template.
+func (g *Guard) allowed(o *env.CreateOptions) error {
+	name := o.Owner.Tenant
+	if err := g.withinBound(name, o.Network); err != nil {
+		return err
+	}
+	tenant := g.cfg.Tenants[name]
+	var err error
+	if o.Workspace != "" {
+		if o.Workspace, err = allowedWorkspace(o.Workspace, name, tenant.WorkspaceRoots); err != nil {
+			return err
+		}
+	}
+	if o.Template != "" && !tenant.Templates.MayUse(o.Template) {
+		// As env says of a template that does not exist: whether another
+		// tenant's does is not this one's to learn.
+		return fmt.Errorf("%w: no template %q (agentbox template ls lists them)", env.ErrInvalid, o.Template)
+	}
+	ms := slices.Clone(o.Mounts)
+	for i, m := range ms {
+		if ms[i].Source, err = allowedMount(m.Source, name, tenant.MountRoots); err != nil {
+			return err
+		}
+	}
+	o.Mounts = ms
+	return nil
+}
+
+// Restorable is env.Config.Restorable for cfg: an environment a restarted
+// daemon finds on disk is restored only if its tenant is still configured and
+// the tenant's configuration would allow its create now (workspace and mount
+// sources under the tenant's current roots, its template, its network), so that
+// a root or a tenant removed from the configuration takes its environments with
+// it at the next start.
+func Restorable(cfg *config.Config) func(env.CreateOptions) error {
+	g := &Guard{cfg: cfg}
+	return func(o env.CreateOptions) error {
+		if _, ok := cfg.Tenants[o.Owner.Tenant]; !ok {
+			return fmt.Errorf("%w: tenant %q is no longer configured", ErrForbidden, o.Owner.Tenant)
+		}
+		return g.allowed(&o)
+	}
 }
 
 // withinQuota checks that n more environments of limits l fit in the

@@ -3,14 +3,17 @@ package api
 import (
 	"time"
 
+	"github.com/agentbox/agentbox/internal/access"
 	"github.com/agentbox/agentbox/internal/config"
 	"github.com/agentbox/agentbox/internal/env"
 )
 
 // EnvConfig is the environment manager's share of the daemon's configuration:
 // where state lives, the presets, the warm pools, the bound on environments, the
-// default idle pause, and the artifact store's bounds (package env
-// enforces the artifact quotas: only the store can count them).
+// default idle pause, the artifact store's bounds (package env
+// enforces the artifact quotas: only the store can count them), and which
+// recorded environments a restart may restore (access.Restorable: those the
+// tenants' configuration still allows).
 func EnvConfig(cfg *config.Config) env.Config {
 	quotas := map[string]env.ArtifactQuota{}
 	for name, t := range cfg.Tenants {
@@ -25,6 +28,7 @@ func EnvConfig(cfg *config.Config) env.Config {
 			Network: p.Network, TTL: time.Duration(p.TTL), Min: p.Min, Max: p.Max, Idle: time.Duration(p.Idle)})
 	}
 	return env.Config{StateDir: cfg.StateDir, Presets: cfg.WorkspacePresets, Pools: pools,
+		Restorable:         access.Restorable(cfg),
 		MaxEnvironments:    cfg.Limits.MaxEnvironments,
 		DefaultIdlePause:   time.Duration(cfg.Limits.IdlePause),
 		ArtifactTTL:        time.Duration(cfg.Artifacts.TTL),

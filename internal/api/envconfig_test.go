@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/api"
 	"github.com/agentbox/agentbox/internal/config"
+	"github.com/agentbox/agentbox/internal/env"
 )
 
 // TestEnvConfigLimits: the daemon's limits.max_environments and
@@ -19,5 +20,22 @@ func TestEnvConfigLimits(t *testing.T) {
 	cfg.Limits.MaxEnvironments, cfg.Limits.IdlePause = 7, config.Duration(10*time.Minute)
 	if ec := api.EnvConfig(cfg); ec.MaxEnvironments != 7 || ec.DefaultIdlePause != 10*time.Minute {
 		t.Fatalf("env config: max environments %d, idle pause %v", ec.MaxEnvironments, ec.DefaultIdlePause)
+	}
+}
+
+// TestEnvConfigRestorable: a restarted daemon restores only the environments
+// its tenants' configuration allows now (access.Restorable reaches the
+// environment manager): one of a tenant no longer configured is refused.
+func TestEnvConfigRestorable(t *testing.T) {
+	cfg, err := config.Parse([]byte(fmt.Sprintf(api.TestConfig, t.TempDir())), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := api.EnvConfig(cfg).Restorable
+	if ok == nil {
+		t.Fatal("EnvConfig sets no Restorable: a restart would restore every recorded environment")
+	}
+	if err := ok(env.CreateOptions{Owner: env.Owner{Tenant: "no-such-tenant"}}); err == nil {
+		t.Error("an environment of a tenant not configured is restorable")
 	}
 }

@@ -85,6 +85,12 @@ type Config struct {
 	// StateDir; it destroys the rest. False: Close destroys every environment.
 	KeepOnClose bool
 
+	// Restorable, if set, is asked by Recover whether a recorded environment
+	// may still be restored with its options (its owner's tenant still
+	// configured, its workspace still under the tenant's roots); one it refuses
+	// is logged and left on disk, not restored.
+	Restorable func(CreateOptions) error
+
 	// Log hears of environments Recover restores, and of the state records it
 	// refuses (nil: slog.Default()).
 	Log *slog.Logger

@@ -25,7 +25,8 @@ const lostError = "lost: the environment's server stopped while the command ran,
 // pool member's record (no owner) has its sandbox discarded. A directory whose
 // record does not check, or whose sandbox part is refused, is logged and removed
 // (what it names is not touched); one that checks but cannot be restored now
-// (its workspace is gone, say) is logged and kept for the next Recover.
+// (its workspace is gone, say) is logged and kept for the next Recover, as is
+// one Config.Restorable refuses (its tenant's configuration no longer allows it).
 //
 // Then it removes what other dead sandboxes left (sandbox.ReapStale: cgroups,
 // uid reservations and upper layers that no sandbox keeps). NewManager runs it;
@@ -56,6 +57,13 @@ func (m *Manager) Recover() error {
 			}
 			os.RemoveAll(dir)
 			continue
+		}
+		if ok := m.cfg.Restorable; ok != nil {
+			if err := ok(r.Options); err != nil {
+				m.cfg.Log.Error("env: not restoring an environment its tenant's configuration no longer allows; its files are kept (allow it again, or remove the directory)",
+					"env", name, "tenant", r.Options.Owner.Tenant, "dir", dir, "err", err)
+				continue
+			}
 		}
 		err = m.restore(r)
 		var le *sandbox.LeftoverError
