@@ -91,6 +91,7 @@ func (l *loop) restore(st *journal.State) error {
 	l.st.step = st.Step
 	l.goal, l.steered = st.Goal, st.Steered()
 	l.st.Goal, l.st.GoalRevision = st.CurrentGoal(), st.Goal.Revision
+	l.plan, l.st.Plan = st.Plan, st.Plan.Current()
 	l.budget.restore(st.Steps, st.ToolCalls, st.Usage)
 	l.answer = st.Answer
 	if p := l.o.Permissions; p != nil {

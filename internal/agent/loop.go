@@ -133,6 +133,7 @@ type loop struct {
 	// goal is the goal's revision; steered the last inbox entry taken (steer.go).
 	goal    grant.Goal
 	steered int64
+	plan    journal.Plan // stale items included; st.Plan is its Current
 }
 
 type ending struct {
@@ -239,6 +240,12 @@ func (l *loop) step(ctx context.Context) (ending, bool) {
 		})
 		return ending{}, false
 	}
+	if err == nil && d.Plan != nil {
+		if err = l.updatePlan(step, d.Plan); err == nil && l.log.Halted() != nil {
+			e, _ := l.halted()
+			return e, true
+		}
+	}
 	if err != nil {
 		e := l.classify(ctx, err)
 		typ := trace.TurnFailed
@@ -310,6 +317,20 @@ func (l *loop) step(ctx context.Context) (ending, bool) {
 		l.takeSteers(ctx, step, at)
 	}
 	return e, end
+}
+
+// updatePlan records the policy's revised plan (PlanUpdated), each item with
+// the goal revision it was created under, before the decision it came with.
+func (l *loop) updatePlan(step int, items []trace.PlanItem) error {
+	u := trace.PlanUpdate{Items: l.plan.Stamp(items, l.goal.Revision), GoalRevision: l.goal.Revision}
+	p, err := l.plan.Update(u, l.goal)
+	if err != nil {
+		return fmt.Errorf("agent: the policy's plan: %w", err)
+	}
+	if l.log.Emit(trace.PlanUpdated, step, "", u); l.log.Halted() == nil {
+		l.plan, l.st.Plan = p, p.Current()
+	}
+	return nil
 }
 
 // complete records a call's result and the end of its turn, and says whether

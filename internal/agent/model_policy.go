@@ -96,6 +96,31 @@ func (p *ModelPolicy) Next(ctx context.Context, s *State) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
+	var plan []trace.PlanItem
+	for round := 1; ; round++ {
+		calls, pl, answers := takePlans(resp.ToolCalls)
+		if pl != nil {
+			plan = pl
+		}
+		resp.ToolCalls = calls
+		if len(answers) == 0 || len(calls) > 0 || round == maxPlanReplies {
+			p.results = append(p.results, answers...) // sent with the calls' results
+			break
+		}
+		// The reply only revised the plan: it is answered and the model asked again.
+		p.msgs = append(p.msgs, model.Message{Role: model.RoleTool, ToolResults: answers})
+		if resp, err = p.ask(ctx, s); err != nil {
+			return Decision{}, err
+		}
+	}
+	d, err := p.decide(resp)
+	d.Plan = plan
+	return d, err
+}
+
+// decide turns the model's reply into the step's decision: its first tool
+// call (the others are queued), or a stop.
+func (p *ModelPolicy) decide(resp model.Response) (Decision, error) {
 	if len(resp.ToolCalls) == 0 {
 		why := "the model ended its turn without calling a tool"
 		switch resp.StopReason {
@@ -125,6 +150,10 @@ func (p *ModelPolicy) start(s *State) {
 	p.msgs = []model.Message{{Role: model.RoleUser, Text: s.Goal}}
 	for _, d := range s.Tools {
 		p.tools = append(p.tools, model.ToolDef{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema})
+	}
+	p.tools = withPlanTool(p.tools)
+	if len(s.Plan) > 0 { // a resumed session's
+		p.msgs[0].Text += "\n\n" + renderPlan(s.Plan)
 	}
 }
 
@@ -169,7 +198,7 @@ func (p *ModelPolicy) steered(s *State) {
 		p.results = nil
 	}
 	p.msgs = append(p.msgs, model.Message{Role: model.RoleUser,
-		Text: fmt.Sprintf("The person changed the goal (revision %d). The goal is now:\n%s", s.GoalRevision, s.Goal)})
+		Text: fmt.Sprintf("The person changed the goal (revision %d). The goal is now:\n%s\n\n%s", s.GoalRevision, s.Goal, renderPlan(s.Plan))})
 }
 
 // compact starts the conversation again from the goal and the session's

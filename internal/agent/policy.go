@@ -35,6 +35,9 @@ type State struct {
 	// a person steers the session: agentbox sessions steer).
 	Goal         string
 	GoalRevision int
+	// Plan is the agent's current plan (Decision.Plan revises it): the items
+	// of a goal a correction or replacement left behind are not in it.
+	Plan []trace.PlanItem
 	// Tools are the tools on offer (granted ones only).
 	Tools []tool.Def
 	// History holds every tool call so far with its result, oldest first.

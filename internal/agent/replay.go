@@ -79,7 +79,9 @@ func (p *replayPolicy) Next(_ context.Context, s *State) (Decision, error) {
 	if rec.Decision == nil {
 		return Decision{Stop: true, Reason: "the recording has no decision here"}, nil
 	}
-	return *rec.Decision, nil
+	d := *rec.Decision
+	d.Plan = rec.Plan // the loop stamps its revisions again
+	return d, nil
 }
 
 // replayTools answers each call with the result recorded for its step.

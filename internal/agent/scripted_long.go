@@ -1,6 +1,10 @@
 package agent
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/agentbox/agentbox/internal/trace"
+)
 
 // ModeLong is the crash campaign's session (seed 004: long tasks): dozens of
 // steps mixing writes, reads, str_replace patches, listings, test runs and one
@@ -8,29 +12,86 @@ import "fmt"
 // exactly once. It works in any workspace, on files under long/, and finishes
 // with task.finish once the tests pass. A failed ledger.append (a person
 // resolved it as failed) is made again; a refused task.finish (a resumed
-// environment has no test record) runs the tests first.
+// environment has no test record) runs the tests first. It keeps a plan, an
+// item per file, the release and the finish, revised as each starts and
+// ends, and made again when a correction leaves it stale.
 const ModeLong = "long"
 
 // LongItems is how many files ModeLong writes and patches.
 const LongItems = 8
 
-func longScript(session string) []Decision {
-	var out []Decision
+// longStep is a step of ModeLong's script and the plan item it belongs to.
+type longStep struct {
+	Decision
+	item int // index into longPlan
+}
+
+func longScript(session string) []longStep {
+	var out []longStep
+	add := func(item int, ds ...Decision) {
+		for _, d := range ds {
+			out = append(out, longStep{d, item})
+		}
+	}
 	for k := range LongItems {
 		path := fmt.Sprintf("long/item%d.txt", k)
-		out = append(out,
-			call("fs.write", map[string]any{"path": path, "content": fmt.Sprintf("item %d: todo\n", k)}),
+		add(k, call("fs.write", map[string]any{"path": path, "content": fmt.Sprintf("item %d: todo\n", k)}),
 			call("fs.read", map[string]any{"path": path}),
 			call("patch.apply", map[string]any{"path": path, "old": "todo", "new": "done"}))
 		if k%4 == 3 {
-			out = append(out, call("fs.list", map[string]any{"path": "long"}), call("test.run", map[string]any{}))
+			add(k, call("fs.list", map[string]any{"path": "long"}), call("test.run", map[string]any{}))
 		}
 		if k == 4 {
-			out = append(out, call("ledger.append", map[string]any{"entry": "release " + session}))
+			add(LongItems, call("ledger.append", map[string]any{"entry": "release " + session}))
 		}
 	}
-	return append(out, call("test.run", map[string]any{}),
+	add(LongItems+1, call("test.run", map[string]any{}),
 		call("task.finish", map[string]any{"summary": fmt.Sprintf("wrote and patched %d files, released once", LongItems)}))
+	return out
+}
+
+// longPlan is ModeLong's plan when it is about to take step i of script: the
+// items whose steps are all before i done, the one of step i in progress, the
+// rest pending; the finishing call completes it.
+func longPlan(script []longStep, i int) []trace.PlanItem {
+	var out []trace.PlanItem
+	for k := range LongItems {
+		out = append(out, trace.PlanItem{ID: fmt.Sprintf("item%d", k), Text: fmt.Sprintf("write, read and patch long/item%d.txt", k)})
+	}
+	out = append(out, trace.PlanItem{ID: "release", Text: "append the release to the ledger, once"},
+		trace.PlanItem{ID: "finish", Text: "run the tests and finish"})
+	first, last := make([]int, len(out)), make([]int, len(out))
+	for n := len(script) - 1; n >= 0; n-- {
+		first[script[n].item] = n
+	}
+	for n, st := range script {
+		last[st.item] = n
+	}
+	for k := range out {
+		switch {
+		case last[k] < i || i >= len(script)-1:
+			out[k].Status = trace.PlanDone
+		case first[k] <= i:
+			out[k].Status = trace.PlanInProgress
+		default:
+			out[k].Status = trace.PlanPending
+		}
+	}
+	return out
+}
+
+// samePlan reports whether the policy's current plan already says what want
+// says (ids, texts and statuses, in order).
+func samePlan(cur, want []trace.PlanItem) bool {
+	if len(cur) != len(want) {
+		return false
+	}
+	for i := range cur {
+		if cur[i].ID != want[i].ID || cur[i].Text != want[i].Text || cur[i].Status != want[i].Status {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Scripted) long(s *State) Decision {
@@ -48,13 +109,19 @@ func (p *Scripted) long(s *State) Decision {
 		}
 		last = t
 	}
+	var d Decision
 	switch {
 	case refused > 3:
 		return stopAfter(last, "task.finish was refused 4 times")
 	case len(s.History) > 0 && !last.Result.OK && last.Decision.Tool == "task.finish":
-		return call("test.run", map[string]any{})
+		d = call("test.run", map[string]any{})
 	case i >= len(script):
-		return Decision{Stop: true, Reason: "the script is over"}
+		d = Decision{Stop: true, Reason: "the script is over"}
+	default:
+		d = script[i].Decision
 	}
-	return script[i]
+	if want := longPlan(script, i); !samePlan(s.Plan, want) {
+		d.Plan = want
+	}
+	return d
 }

@@ -194,12 +194,14 @@ func (l *loop) takeSteers(ctx context.Context, step int, at safePoint) {
 				}
 			}
 		}
+		plan, stalePlan := l.plan.Steer(goal)
 		l.log.Emit(trace.GoalRevised, step, sp.Call, trace.GoalRevision{Steer: r, Revision: goal.Revision, Epoch: goal.Epoch,
-			Goal: text, SafePoint: sp, Dropped: dropped})
+			Goal: text, SafePoint: sp, Dropped: dropped, StalePlan: stalePlan})
 		if _, stop := l.halted(); stop {
 			return
 		}
 		l.steered, l.goal = r.ID, goal
+		l.plan, l.st.Plan = plan, plan.Current()
 		l.st.Goal, l.st.GoalRevision = text, goal.Revision
 		if p != nil && p.Grants != nil {
 			p.Grants.Steer(k)
@@ -229,6 +231,15 @@ func (l *loop) progress() string {
 			how = "failed"
 		}
 		s += fmt.Sprintf("; the last call, %s, %s", t.Decision.Tool, how)
+	}
+	if cur := l.plan.Current(); len(cur) > 0 {
+		done := 0
+		for _, it := range cur {
+			if it.Status == trace.PlanDone {
+				done++
+			}
+		}
+		s += fmt.Sprintf("; %d of the plan's %d items are done", done, len(cur))
 	}
 	ws := l.o.Tools.Snapshot()
 	s += "; the workspace's version is " + ws.Version

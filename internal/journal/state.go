@@ -45,6 +45,19 @@ type Steered struct {
 	Answer    string `json:"answer,omitempty"`
 }
 
+// Subagent is a task the session delegated (agent.delegate) on a call, with
+// the goal revision it was given under. Stale is set with its call's: its
+// answer came after a correction or replacement of that goal, so it is
+// recorded, never fed to decisions under the new one.
+type Subagent struct {
+	Session    string `json:"session"`
+	Call       string `json:"call"`
+	Goal       string `json:"goal"`
+	Revision   int    `json:"goal_revision"`
+	StopReason string `json:"stop_reason,omitempty"`
+	Stale      bool   `json:"stale,omitempty"`
+}
+
 // Held returns the approval request a call awaits, if it does: the call was
 // stopped by its gate before it ran.
 func (st *State) Held(call string) (Awaiting, bool) {
@@ -111,6 +124,10 @@ type State struct {
 	Goal     grant.Goal `json:"goal,omitzero"`
 	GoalText string     `json:"goal_text,omitempty"`
 	Steers   []Steered  `json:"steers,omitempty"`
+	// Plan is the agent's plan, stale items included (Plan.Current is what
+	// the policy sees); Subagents the tasks it delegated, in order.
+	Plan      Plan       `json:"plan,omitempty"`
+	Subagents []Subagent `json:"subagents,omitempty"`
 	// Compaction is the last finished compaction of the policy's context;
 	// Compacting one whose driver died before its summary was recorded
 	// (discarded by the next driver's RecoveryStarted).
@@ -263,6 +280,7 @@ func (st *State) apply(e trace.Event) error {
 		}
 		c.Result = &f
 		c.Stale = c.Stale || !st.Goal.Fits(c.Revision)
+		st.staleSubagents(c)
 		st.Awaiting = slices.DeleteFunc(st.Awaiting, func(a Awaiting) bool { return a.Call == e.CallID }) // not run: nothing awaits
 		st.Grants = slices.DeleteFunc(st.Grants, func(g grant.Grant) bool { return g.Call == e.CallID })
 		if f.Effect != nil && f.Effect.Version != st.Workspace.Version {
@@ -310,6 +328,35 @@ func (st *State) apply(e trace.Event) error {
 				st.Usage.Add(trace.Usage{Requests: 1, InputTokens: m.InputTokens, OutputTokens: m.OutputTokens, CostUSD: m.CostUSD})
 			}
 		}
+	case trace.SubagentStarted:
+		var a trace.SubagentStart
+		if err := dec(&a); err != nil {
+			return err
+		}
+		if _, err := call(); err != nil {
+			return err
+		}
+		st.Subagents = append(st.Subagents, Subagent{Session: a.Session, Call: e.CallID, Goal: a.Goal, Revision: a.GoalRevision})
+	case trace.SubagentFinished:
+		var a trace.SubagentEnd
+		if err := dec(&a); err != nil {
+			return err
+		}
+		i := slices.IndexFunc(st.Subagents, func(s Subagent) bool { return s.Session == a.Session && s.Call == e.CallID })
+		if i < 0 || st.Subagents[i].StopReason != "" {
+			return fmt.Errorf("%w: subagent %q finished but not running on call %q", ErrInvariant, a.Session, e.CallID)
+		}
+		st.Subagents[i].StopReason = a.StopReason
+	case trace.PlanUpdated:
+		var u trace.PlanUpdate
+		if err := dec(&u); err != nil {
+			return err
+		}
+		p, err := st.Plan.Update(u, st.Goal)
+		if err != nil {
+			return err
+		}
+		st.Plan = p
 	case trace.ApprovalRequested:
 		var r grant.Request
 		if err := dec(&r); err != nil {
@@ -426,17 +473,31 @@ func (st *State) revise(r trace.GoalRevision) error {
 			return fmt.Errorf("%w: stale call %q was never proposed", ErrInvariant, id)
 		}
 	}
-	st.Goal, st.GoalText = g, r.Goal
+	plan, stale := st.Plan.Steer(g)
+	if !slices.Equal(stale, r.StalePlan) {
+		return fmt.Errorf("%w: a %s makes plan items %v stale, not %v", ErrInvariant, k, stale, r.StalePlan)
+	}
+	st.Goal, st.GoalText, st.Plan = g, r.Goal, plan
 	if r.SafePoint.Effect != nil { // a write rolled back
 		st.Workspace = *r.SafePoint.Effect
 	}
 	for _, id := range r.SafePoint.Stale {
 		st.Calls[id].Stale = true
+		st.staleSubagents(st.Calls[id])
 	}
 	st.Grants = slices.DeleteFunc(st.Grants, func(x grant.Grant) bool { return !g.Fits(x.Revision) })
 	st.Steers = append(st.Steers, Steered{ID: r.Steer.ID, Kind: r.Steer.Kind, Message: r.Steer.Message,
 		Revision: g.Revision, SafePoint: r.SafePoint.Action, Detail: r.SafePoint.Detail})
 	return nil
+}
+
+// staleSubagents marks stale the subagents of a stale call.
+func (st *State) staleSubagents(c *Call) {
+	for i := range st.Subagents {
+		if st.Subagents[i].Call == c.ID && c.Stale {
+			st.Subagents[i].Stale = true
+		}
+	}
 }
 
 // Steered returns the id of the last inbox entry the session took.

@@ -138,6 +138,9 @@ type Decision struct {
 	// GoalRevision is the goal revision the call was decided under (the loop
 	// sets it): its result is fed to decisions only while that revision fits.
 	GoalRevision int `json:"goal_revision,omitempty"`
+	// Plan, if not nil, is the policy's whole plan as revised with this
+	// decision (empty: none left); the loop records it as PlanUpdated, not here.
+	Plan []PlanItem `json:"-"`
 }
 
 // ToolStart is recorded before a tool runs, with what a recovering session needs

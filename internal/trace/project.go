@@ -28,6 +28,8 @@ type Step struct {
 	// Steers are the steers taken during or right after the step: a new goal
 	// revision and its safe point, or the answer to an ask.
 	Steers []StepSteer `json:"steers,omitempty"`
+	// Plan is the agent's plan as the step's decision revised it (PlanUpdated).
+	Plan []PlanItem `json:"plan,omitempty"`
 	// Session is set on the first line, End on the last.
 	Session *SessionInfo `json:"session,omitempty"`
 	End     *SessionEnd  `json:"end,omitempty"`
@@ -83,12 +85,17 @@ func (p *Projector) Append(e Event) error {
 		var g GoalRevision
 		if dec(&g) {
 			p.steer(StepSteer{Kind: g.Steer.Kind, Message: g.Steer.Message, Revision: g.Revision, SafePoint: g.SafePoint.Action,
-				Call: g.SafePoint.Call, Detail: g.SafePoint.Detail})
+				Call: g.SafePoint.Call, Detail: g.SafePoint.Detail, StalePlan: g.StalePlan})
 		}
 	case SteerAnswered:
 		var a SteerAnswer
 		if dec(&a) {
 			p.steer(StepSteer{Kind: a.Steer.Kind, Message: a.Steer.Message, Revision: a.Revision, Answer: a.Answer})
+		}
+	case PlanUpdated:
+		var u PlanUpdate
+		if p.cur != nil && dec(&u) {
+			p.cur.Plan = append([]PlanItem{}, u.Items...)
 		}
 	case ModelResponseReceived:
 		var m ModelResponse
@@ -163,6 +170,8 @@ type StepSteer struct {
 	Call      string `json:"call,omitempty"`
 	Detail    string `json:"detail,omitempty"`
 	Answer    string `json:"answer,omitempty"`
+	// StalePlan are the plan items the goal change left behind.
+	StalePlan []string `json:"stale_plan,omitempty"`
 }
 
 // steer attaches s to the step it was taken in or after.

@@ -61,8 +61,10 @@ type GoalRevision struct {
 	// Goal is the goal as the policy sees it from now on.
 	Goal      string    `json:"goal"`
 	SafePoint SafePoint `json:"safe_point"`
-	// Dropped are the grants that no longer fit the goal.
-	Dropped []string `json:"dropped_grants,omitempty"`
+	// Dropped are the grants that no longer fit the goal, StalePlan the plan
+	// items (PlanItem.ID) made under an older revision that became stale.
+	Dropped   []string `json:"dropped_grants,omitempty"`
+	StalePlan []string `json:"stale_plan,omitempty"`
 }
 
 // SteerAnswer is the session's answer to an ask: its progress, the goal unchanged.
