@@ -64,7 +64,7 @@ on at once.`,
 	resolve.Flags().StringVar(&note, "note", "", "what the person checked")
 	show := &cobra.Command{
 		Use:   "show DIR",
-		Short: "Print a durable session's state as JSON: seq, epoch, step, unknown calls, awaiting approvals, grants, goal revision, steers taken and waiting, end",
+		Short: "Print a durable session's state as JSON: seq, epoch, step, unknown calls, awaiting approvals, grants, goal revision, steers taken and waiting, plan (stale items marked), subagents, end",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if c, err := co.client(); c != nil || err != nil {
@@ -102,6 +102,7 @@ on at once.`,
 			return enc.Encode(map[string]any{"session": st.Session.Session, "seq": st.Seq, "epoch": epoch, "step": st.Step,
 				"tool_calls": st.ToolCalls, "unknown": st.Unknown, "awaiting": st.Awaiting, "grants": st.Grants,
 				"recoveries": st.Epochs, "end": st.End, "goal": st.Goal, "goal_text": st.CurrentGoal(), "steers": st.Steers, "steers_waiting": waiting,
+				"plan": st.Plan, "subagents": st.Subagents,
 				"snapshot_seq": st.FromSnapshot, "workspace_version": st.Workspace.Version})
 		},
 	}

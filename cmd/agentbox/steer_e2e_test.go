@@ -68,6 +68,12 @@ func TestSessionsSteer(t *testing.T) {
 			Answer    string
 			Revision  int `json:"goal_revision"`
 		} `json:"steers"`
+		Plan []struct {
+			ID       string
+			Status   string
+			Revision int `json:"goal_revision"`
+			Stale    bool
+		} `json:"plan"`
 	}
 	if st != 0 || json.Unmarshal([]byte(out), &v) != nil {
 		t.Fatalf("sessions show: %d\n%s\n%s", st, out, errOut)
@@ -79,8 +85,22 @@ func TestSessionsSteer(t *testing.T) {
 	if v.Goal.Revision != 1 || v.Goal.Epoch != 1 || !strings.Contains(v.GoalText, "Corrected by the person (goal revision 1): patch item3 before item2") {
 		t.Fatalf("goal %+v %q", v.Goal, v.GoalText)
 	}
+	// The plan made before the correction is kept, stale; the one made again
+	// under revision 1 is done.
+	stale, done := 0, 0
+	for _, it := range v.Plan {
+		switch {
+		case it.Stale && it.Revision == 0:
+			stale++
+		case !it.Stale && it.Revision == 1 && it.Status == "done":
+			done++
+		}
+	}
+	if stale == 0 || done == 0 || stale+done != len(v.Plan) {
+		t.Fatalf("plan: %+v", v.Plan)
+	}
 	b, err := os.ReadFile(tr)
-	if err != nil || !strings.Contains(string(b), `"safe_point":"step_boundary"`) || !strings.Contains(string(b), `"kind":"ask"`) {
+	if err != nil || !strings.Contains(string(b), `"stale_plan":["item0"`) || !strings.Contains(string(b), `"safe_point":"step_boundary"`) || !strings.Contains(string(b), `"kind":"ask"`) {
 		t.Fatalf("the step trace does not show the steers (%v):\n%s", err, b)
 	}
 	if _, errOut, st := run(t, env, "sessions", "steer", sess, "--kind", "supplement", "--message", "too late"); st == 0 || !strings.Contains(errOut, "ended") {

@@ -335,6 +335,15 @@ func TestCrashCampaign(t *testing.T) {
 			t.Fatalf("no %sN crash point in the uninterrupted run", want)
 		}
 	}
+	// The plan: made at the start, left behind by the correction and by the
+	// replacement (stale, kept), made again after each, all done at the end.
+	refPlan := refState.Plan.Current()
+	if len(refState.Plan) != 3*(LongItems+2) || len(refPlan) != LongItems+2 ||
+		slices.ContainsFunc(refPlan, func(it trace.PlanItem) bool {
+			return it.Status != trace.PlanDone || it.GoalRevision != refState.Goal.Epoch
+		}) {
+		t.Fatalf("the uninterrupted run's plan: %+v", refState.Plan)
+	}
 	if c := refState.Compaction; c == nil || c.Turns < 3*campaignCompactAfter || refState.Compacting != nil {
 		t.Fatalf("the uninterrupted run's last compaction: %+v (pending %+v)", c, refState.Compacting)
 	}
@@ -411,6 +420,10 @@ func TestCrashCampaign(t *testing.T) {
 		if strings.HasPrefix(first, "compact:") && !discardedCompaction(t, dir) {
 			tl.diverged++
 			t.Errorf("crash at %s: no recovery reported the half-made compaction", first)
+		}
+		if !slices.Equal(st.Plan.Current(), refPlan) {
+			tl.diverged++
+			t.Errorf("crash at %s: the plan %+v, want %+v", first, st.Plan.Current(), refPlan)
 		}
 		if len(st.Steers) != len(campaignSteers) {
 			tl.steerLost++

@@ -25,6 +25,7 @@ type seen struct {
 	mu      sync.Mutex
 	goals   []string
 	history [][]string
+	plans   [][]trace.PlanItem // the plan the policy was shown at each step
 	at      func(ctx context.Context, s *State) error
 }
 
@@ -34,7 +35,7 @@ func (p *seen) Next(ctx context.Context, s *State) (Decision, error) {
 		ids = append(ids, t.Decision.CallID)
 	}
 	p.mu.Lock()
-	p.goals, p.history = append(p.goals, s.Goal), append(p.history, ids)
+	p.goals, p.history, p.plans = append(p.goals, s.Goal), append(p.history, ids), append(p.plans, slices.Clone(s.Plan))
 	p.mu.Unlock()
 	if p.at != nil {
 		if err := p.at(ctx, s); err != nil {
@@ -225,6 +226,7 @@ func TestSteerKinds(t *testing.T) {
 				(tc.kind != "replace" && !strings.HasPrefix(last, "long\n\n")) {
 				t.Fatalf("the policy last saw goal %q, the state's is %q", last, want)
 			}
+			checkPlanSteered(t, r, g, tc.rev)
 			// Every call decided after the steer carries the new revision.
 			for _, e := range r.events {
 				if e.Type != trace.ToolCallProposed || e.Seq < revSeq(r.events) {
@@ -258,6 +260,56 @@ func TestSteerKinds(t *testing.T) {
 				t.Fatalf("the read was not cancelled: %s", g.SafePoint.Detail)
 			}
 		})
+	}
+}
+
+// checkPlanSteered: the long session's plan, made before the steer g, is
+// kept by a supplement; a correction or a replacement leaves each of its
+// items behind as stale (named in GoalRevised, kept in the fold) and the
+// policy, shown none of them, makes its plan again under the new revision; the
+// plan the policy is shown never holds an item that does not fit the goal, and
+// a resume would show the same (the fold's Current is the loop's last).
+func checkPlanSteered(t *testing.T, r steerRun, g trace.GoalRevision, goal grant.Goal) {
+	t.Helper()
+	ups := eventsOf[trace.PlanUpdate](t, r.events, trace.PlanUpdated)
+	if len(ups) < 2 || ups[0].GoalRevision != 0 || len(ups[0].Items) != LongItems+2 {
+		t.Fatalf("plan updates %+v", ups)
+	}
+	made := ups[0].Items
+	shown := 0
+	for i, plan := range r.policy.plans {
+		for _, it := range plan {
+			if it.Stale || (r.policy.goals[i] != "long" && !goal.Fits(it.GoalRevision)) {
+				t.Fatalf("step %d: the policy was shown %+v at goal %+v", i+1, it, goal)
+			}
+		}
+		if r.policy.goals[i] != "long" && shown == 0 {
+			shown = i + 1 // the first step under the new goal
+			if redirects(grant.Steer(g.Steer.Kind)) != (len(plan) == 0) {
+				t.Fatalf("the first plan shown under the new goal: %+v", plan)
+			}
+		}
+	}
+	if shown == 0 {
+		t.Fatal("the policy was never asked under the new goal")
+	}
+	cur := r.state.Plan.Current()
+	if !slices.Equal(ups[len(ups)-1].Items, cur) {
+		t.Fatalf("the fold's current plan %+v is not the last one recorded", cur)
+	}
+	if !redirects(grant.Steer(g.Steer.Kind)) {
+		if len(g.StalePlan) != 0 || len(r.state.Plan) != LongItems+2 || cur[0].GoalRevision != 0 {
+			t.Fatalf("a supplement: stale %v, plan %+v", g.StalePlan, r.state.Plan)
+		}
+		return
+	}
+	if len(g.StalePlan) != len(made) || len(r.state.Plan) != 2*len(made) || len(cur) != len(made) {
+		t.Fatalf("stale %v, plan %d items (%d current), want %d left behind and made again", g.StalePlan, len(r.state.Plan), len(cur), len(made))
+	}
+	for i, it := range r.state.Plan {
+		if it.Stale != (i < len(made)) || (it.Stale && it.GoalRevision != 0) || (!it.Stale && it.GoalRevision != goal.Revision) {
+			t.Fatalf("plan item %d: %+v", i, it)
+		}
 	}
 }
 
@@ -416,5 +468,15 @@ func TestSteerSubagent(t *testing.T) {
 		if len(h) > 0 {
 			t.Fatalf("the policy was shown the stale delegation: %v", h)
 		}
+	}
+	// The fold records the task with the revision it was given under, and
+	// its answer as stale.
+	st, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Subagents) != 1 || st.Subagents[0].Revision != 0 || !st.Subagents[0].Stale || st.Subagents[0].Goal != "the long task" ||
+		st.Subagents[0].StopReason != string(StopCancelled) || st.Subagents[0].Call != revs[0].SafePoint.Stale[0] {
+		t.Fatalf("subagents %+v", st.Subagents)
 	}
 }

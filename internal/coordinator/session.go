@@ -75,6 +75,12 @@ type Info struct {
 	Unknown    []string           `json:"unknown,omitempty"`
 	Awaiting   []journal.Awaiting `json:"awaiting"`
 	Recoveries int                `json:"recoveries"`
+	// GoalRevision is the goal's revision (agentbox sessions steer); Plan the
+	// agent's plan, the items a correction or replacement left behind marked
+	// stale; Subagents the tasks it delegated, each with its revision.
+	GoalRevision int                `json:"goal_revision"`
+	Plan         []trace.PlanItem   `json:"plan"`
+	Subagents    []journal.Subagent `json:"subagents,omitempty"`
 	// Diff is the workspace's last recorded change from its start: for an ended
 	// session, its final diff.
 	Diff string `json:"diff"`
@@ -108,9 +114,12 @@ func (h *Host) info(s *session) (Info, error) {
 	s.mu.Unlock()
 	i := Info{ID: s.id, Goal: s.spec.Goal, Seq: st.Seq, Epoch: epoch, Step: st.Step, ToolCalls: st.ToolCalls, Usage: st.Usage,
 		Answer: st.Answer, EnvID: rec.ID, Unknown: st.Unknown, Awaiting: st.Awaiting, Recoveries: st.Epochs,
-		Diff: string(st.Workspace.Diff), Error: why}
+		Diff: string(st.Workspace.Diff), Error: why, GoalRevision: st.Goal.Revision, Plan: st.Plan, Subagents: st.Subagents}
 	if i.Awaiting == nil {
 		i.Awaiting = []journal.Awaiting{}
+	}
+	if i.Plan == nil {
+		i.Plan = []trace.PlanItem{}
 	}
 	switch {
 	case st.End != nil:

@@ -11,6 +11,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentbox/agentbox/internal/coordinator"
+	"github.com/agentbox/agentbox/internal/journal"
+	"github.com/agentbox/agentbox/internal/trace"
 )
 
 // TestOpenAPI: api/coordinator.yaml describes every route the server serves
@@ -49,7 +51,8 @@ func TestOpenAPI(t *testing.T) {
 		t.Errorf("described %v\nserved    %v", described, served)
 	}
 	for name, v := range map[string]any{"SessionSpec": coordinator.Spec{}, "PolicySpec": coordinator.PolicySpec{},
-		"EnvSpec": coordinator.EnvSpec{}, "Budgets": coordinator.Budgets{}, "Session": coordinator.Info{}, "AnswerRequest": AnswerRequest{}, "ResolveRequest": ResolveRequest{}, "SteerRequest": SteerRequest{}} {
+		"EnvSpec": coordinator.EnvSpec{}, "Budgets": coordinator.Budgets{}, "Session": coordinator.Info{}, "AnswerRequest": AnswerRequest{}, "ResolveRequest": ResolveRequest{}, "SteerRequest": SteerRequest{},
+		"PlanItem": trace.PlanItem{}, "Subagent": journal.Subagent{}} {
 		var props, fields []string
 		for p := range doc.Components.Schemas[name].Properties {
 			props = append(props, p)
