@@ -33,7 +33,8 @@ func (l *loop) call(ctx context.Context, step int, c tool.Call, held []grant.Req
 	for round := 1; ; round++ {
 		reqs, asked := held, true
 		if round > 1 || len(held) == 0 {
-			out := l.o.Tools.Call(context.WithValue(ctx, runtimeKey{}, &runtime{l: l, step: step, call: c.ID}), c, l.budget.charge)
+			cctx := tool.WithProgress(context.WithValue(ctx, runtimeKey{}, &runtime{l: l, step: step, call: c.ID}), l.progressed(step, c.ID))
+			out := l.o.Tools.Call(cctx, c, l.budget.charge)
 			if out.Verdict != nil {
 				rev := 0
 				if g != nil {

@@ -38,9 +38,12 @@ type Durable struct {
 	Rewind func(ctx context.Context, diff []byte) error
 	// Crash, if set, is called at the loop's crash points: "effect-before:N" and
 	// "effect-after:N" around the side effect of the call whose
-	// ToolExecutionStarted is event N, "rollback-after:N" once a steer rolled
-	// that call's write back, before GoalRevised records it, and "compact:N"
-	// inside the compaction begun by event N (fault injection).
+	// ToolExecutionStarted is event N, "process-started:N" once that call's
+	// process is recorded (ToolExecutionProgress, event N) before it is waited
+	// for, "reattached:N" once a recovery recorded that process still running
+	// (RecoveryReconciled, event N) before it waits for it, "rollback-after:N"
+	// once a steer rolled a call's write back, before GoalRevised records it,
+	// and "compact:N" inside the compaction begun by event N (fault injection).
 	Crash func(point string)
 	// recorded is the workspace version the journal's fold holds
 	// (State.Workspace.Version, then each call's): a call that finds the
@@ -60,6 +63,20 @@ func (l *loop) halted() (ending, bool) {
 func (l *loop) crash(point string, seq int64) {
 	if d := l.o.Durable; d != nil && d.Crash != nil {
 		d.Crash(point + ":" + strconv.FormatInt(seq, 10))
+	}
+}
+
+// progressed records the process a call runs in (tool.WithProgress) before
+// the call waits for it: a driver that dies meanwhile leaves its recovery the
+// process to ask the environment about (reattach).
+func (l *loop) progressed(step int, call string) func(tool.Progress) error {
+	return func(p tool.Progress) error {
+		ev := l.log.Emit(trace.ToolExecutionProgress, step, call, trace.ToolProgress{Env: p.Env, Process: p.Process})
+		if err := l.log.Halted(); err != nil {
+			return err
+		}
+		l.crash("process-started", ev.Seq)
+		return nil
 	}
 }
 

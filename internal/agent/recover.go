@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -44,25 +46,43 @@ func (l *loop) recover(ctx context.Context) (ending, bool) {
 	}
 	found := l.o.Tools.Snapshot().Version
 	unknown := slices.Clone(st.Unknown)
+	var attached []attachedCall
+	var running []string
 	for _, c := range st.Pending() {
 		if c == l.held {
 			continue // stopped by its gate before it ran, for a person's answer: continued below
 		}
-		r := reconcile(c, found)
-		l.log.Emit(trace.RecoveryReconciled, c.Step, c.ID, r)
+		r, a, err := l.reattach(ctx, c, found)
+		if err != nil { // the environment did not answer: nothing is decided without it
+			return ending{StopDetached, fmt.Sprintf("recovery cannot ask the environment about %s's process %s: %v", c.ID, c.Process.Process, err)}, true
+		}
+		ev := l.log.Emit(trace.RecoveryReconciled, c.Step, c.ID, r)
 		n++
-		if r.Outcome == trace.OutcomeUnknown {
+		switch {
+		case r.Outcome == trace.OutcomeUnknown:
 			unknown = append(unknown, c.ID)
+		case a != nil:
+			attached = append(attached, attachedCall{c, a, ev.Seq})
+			if a.Running {
+				running = append(running, c.ID)
+			}
 		}
 	}
 	var compaction string
 	if c := compacting; c != nil {
 		compaction = fmt.Sprintf("the compaction of %d turns through %s was not finished: discarded, the full history stands; it is made again", c.Turns, c.Through)
 	}
-	l.log.Emit(trace.RecoverySummary, st.Step, "", trace.RecoverySummaryInfo{Epoch: d.Epoch, Reconciled: n,
+	l.log.Emit(trace.RecoverySummary, st.Step, "", trace.RecoverySummaryInfo{Epoch: d.Epoch, Reconciled: n, StillRunning: running,
 		Unknown: unknown, Held: heldID(l.held), Drift: d.Drift, Paused: len(unknown) > 0, Compaction: compaction})
 	if e, stop := l.halted(); stop {
 		return e, true
+	}
+	for _, ac := range attached {
+		e, stop, lost := l.finishAttached(ctx, ac, found)
+		if stop {
+			return e, true
+		}
+		unknown = append(unknown, lost...)
 	}
 	if len(unknown) > 0 {
 		return ending{StopPaused, fmt.Sprintf("the outcome of %s is unknown: check it, then agentbox sessions resolve DIR CALL --as succeeded|failed",
@@ -93,6 +113,115 @@ func (l *loop) recover(ctx context.Context) (ending, bool) {
 		return l.continueHeld(ctx)
 	}
 	return ending{}, false
+}
+
+// attachedCall is a call whose process recovery found again in its
+// environment; reconciled is its RecoveryReconciled.
+type attachedCall struct {
+	c          *journal.Call
+	a          *tool.Attachment
+	reconciled int64
+}
+
+// Reattacher is Tools that can find a call's recorded process again
+// (*tool.Registry).
+type Reattacher interface {
+	Reattach(ctx context.Context, c tool.Call, p tool.Progress) (*tool.Attachment, error)
+}
+
+// reattach decides what a call without a result did from the process it
+// recorded (ToolExecutionProgress), asking the environment: still running
+// (still_running: waited for, finishAttached), or ended (its own exit and
+// output are the result: succeeded or failed). A call without a recorded
+// process, or whose process the environment does not know, is reconciled by
+// the other rules (reconcile, lost). An error is an environment that did not
+// answer.
+func (l *loop) reattach(ctx context.Context, c *journal.Call, found string) (trace.Reconcile, *tool.Attachment, error) {
+	if c.Start == nil || c.Process == nil {
+		return reconcile(c, found), nil, nil
+	}
+	p := c.Process
+	rt, ok := l.o.Tools.(Reattacher)
+	if !ok {
+		return lost(c, found, l.o.EnvID, "the tools cannot find a process again"), nil, nil
+	}
+	a, err := rt.Reattach(ctx, tool.Call{ID: c.ID, Tool: c.Decision.Tool, Args: c.Decision.Args}, tool.Progress{Env: p.Env, Process: p.Process})
+	switch {
+	case errors.Is(err, tool.ErrGone):
+		return lost(c, found, l.o.EnvID, err.Error()), nil, nil
+	case err != nil:
+		return trace.Reconcile{}, nil, err
+	}
+	r := trace.Reconcile{Tool: c.Decision.Tool, Capability: trace.CapabilityProcess, Process: p.Process, By: byRecovery,
+		Pre: c.Start.Pre, Found: found}
+	if a.Running {
+		r.Outcome, r.Detail = trace.OutcomeStillRunning, fmt.Sprintf("process %s still runs in environment %s: waited for, not run again", p.Process, p.Env)
+		return r, a, nil
+	}
+	out, err := a.Wait(ctx) // it ended: its result is at hand
+	if err != nil {
+		return lost(c, found, l.o.EnvID, err.Error()), nil, nil
+	}
+	r.Outcome, r.Detail = trace.OutcomeFailed, fmt.Sprintf("process %s had ended unsuccessfully; its recorded exit and output are the result", p.Process)
+	if succeeded(out.Envelope) {
+		r.Outcome, r.Detail = trace.OutcomeSucceeded, fmt.Sprintf("process %s had ended with exit 0; its recorded output is the result", p.Process)
+	}
+	return r, a, nil
+}
+
+// lost reconciles a call whose recorded process the environment does not
+// know. A process of another environment (a local one, which died with its
+// driver: the workspace is re-derived without what it did) leaves the other
+// rules (reconcile). One the call's own environment forgot or lost (it was
+// restarted) may have had any effect: it is never run again, unless it is
+// idempotent, and is unknown for a person to check.
+func lost(c *journal.Call, found, envID, why string) trace.Reconcile {
+	if c.Process.Env != envID {
+		r := reconcile(c, found)
+		r.Detail = fmt.Sprintf("its process %s ran in environment %s, gone with its driver: %s", c.Process.Process, c.Process.Env, r.Detail)
+		return r
+	}
+	r := trace.Reconcile{Tool: c.Decision.Tool, Capability: "none", By: byRecovery, Pre: c.Start.Pre, Found: found}
+	if c.Start.Idempotent {
+		r.Outcome, r.Detail = trace.OutcomeRetried, fmt.Sprintf("the environment does not know its process %s (%s); the call is idempotent: run again", c.Process.Process, why)
+		return r
+	}
+	r.Outcome, r.Detail = trace.OutcomeUnknown, fmt.Sprintf("the environment does not know its process %s (%s): it may have run, and must not run again; a person must check", c.Process.Process, why)
+	return r
+}
+
+// succeeded: an exec result that ended with exit 0, in time.
+func succeeded(e tool.Envelope) bool {
+	var d struct {
+		ExitCode int  `json:"exit_code"`
+		TimedOut bool `json:"timed_out"`
+	}
+	return e.OK && json.Unmarshal(e.Data, &d) == nil && d.ExitCode == 0 && !d.TimedOut
+}
+
+// finishAttached records the result of a call recovery found the process
+// of: a running one waited for first. One its environment lost meanwhile is
+// reconciled as lost (and returned, if unknown).
+func (l *loop) finishAttached(ctx context.Context, ac attachedCall, found string) (ending, bool, []string) {
+	c := ac.c
+	t0, used0 := time.Now(), l.budget.Used()
+	if ac.a.Running {
+		l.crash("reattached", ac.reconciled)
+	}
+	out, err := ac.a.Wait(ctx)
+	if err != nil { // lost while it was waited for
+		r := lost(c, found, l.o.EnvID, err.Error())
+		l.log.Emit(trace.RecoveryReconciled, c.Step, c.ID, r)
+		if e, stop := l.halted(); stop {
+			return e, true, nil
+		}
+		if r.Outcome == trace.OutcomeUnknown {
+			return ending{}, false, []string{c.ID}
+		}
+		return ending{}, false, nil
+	}
+	e, stop := l.complete(ctx, c.Step, t0, used0, c.Decision, out, nil, l.effect(ctx, c.Start.Pre), !l.goal.Fits(c.Revision))
+	return e, stop, nil
 }
 
 func heldID(c *journal.Call) string {

@@ -182,6 +182,11 @@ func (m *Manager) Start(ctx context.Context, owner Owner, id string, r ExecReque
 	return p.id, nil
 }
 
+// Lost reports whether r is the end Recover gave a background command that ran
+// when its environment's server stopped: it did not end by itself, and what it
+// did is not known.
+func Lost(r *runner.Result) bool { return r != nil && r.Error == lostError }
+
 // retire remembers a finished process, forgetting the oldest past KeepFinished.
 func (e *environment) retire(id string) {
 	e.mu.Lock()

@@ -18,11 +18,14 @@ var ErrInvariant = errors.New("journal: invariant violated")
 
 // Call is one tool call as the events tell it.
 type Call struct {
-	ID       string            `json:"id"`
-	Step     int               `json:"step"`
-	Decision trace.Decision    `json:"decision"`
-	Start    *trace.ToolStart  `json:"start,omitempty"`
-	Result   *trace.ToolFinish `json:"result,omitempty"`
+	ID       string           `json:"id"`
+	Step     int              `json:"step"`
+	Decision trace.Decision   `json:"decision"`
+	Start    *trace.ToolStart `json:"start,omitempty"`
+	// Process is the environment's process running the call
+	// (ToolExecutionProgress), once its driver recorded it.
+	Process *trace.ToolProgress `json:"process,omitempty"`
+	Result  *trace.ToolFinish   `json:"result,omitempty"`
 	// Reconciled is recovery's verdict on a call whose result was lost.
 	Reconciled *trace.Reconcile `json:"reconciled,omitempty"`
 	// Revision is the goal revision the call was decided under; Stale is set
@@ -69,8 +72,16 @@ func (st *State) Held(call string) (Awaiting, bool) {
 	return Awaiting{}, false
 }
 
-// Open reports whether the call has no terminal record yet.
-func (c *Call) Open() bool { return c.Result == nil && c.Reconciled == nil }
+// Open reports whether the call has no terminal record yet. A call its
+// environment reconciled from its process (trace.CapabilityProcess: still
+// running, or ended) is open until its result is recorded.
+func (c *Call) Open() bool { return c.Result == nil && (c.Reconciled == nil || c.Reattached()) }
+
+// Reattached reports whether recovery took the call's outcome from its
+// recorded process: its result is the process's, recorded next.
+func (c *Call) Reattached() bool {
+	return c.Reconciled != nil && c.Reconciled.Capability == trace.CapabilityProcess
+}
 
 // Awaiting is an approval request of a call, awaiting its answer.
 type Awaiting struct {
@@ -269,6 +280,22 @@ func (st *State) apply(e trace.Event) error {
 		}
 		c.Start = &s
 		st.ToolCalls++
+	case trace.ToolExecutionProgress:
+		c, err := call()
+		if err != nil {
+			return err
+		}
+		if c.Start == nil || c.Process != nil || c.Reconciled != nil {
+			return fmt.Errorf("%w: call %q: a process recorded before its start, twice, or after recovery", ErrInvariant, e.CallID)
+		}
+		var p trace.ToolProgress
+		if err := dec(&p); err != nil {
+			return err
+		}
+		if p.Process == "" {
+			return fmt.Errorf("%w: call %q: a progress without a process", ErrInvariant, e.CallID)
+		}
+		c.Process = &p
 	case trace.ToolExecutionFinished:
 		c, err := call()
 		if err != nil {
@@ -418,8 +445,11 @@ func (st *State) apply(e trace.Event) error {
 		if c == nil {
 			return fmt.Errorf("%w: call %q was never proposed", ErrInvariant, e.CallID)
 		}
-		if c.Result != nil || (c.Reconciled != nil && c.Reconciled.Outcome != trace.OutcomeUnknown) {
+		if c.Result != nil || (c.Reconciled != nil && c.Reconciled.Outcome != trace.OutcomeUnknown && !c.Reattached()) {
 			return fmt.Errorf("%w: call %q has a result already", ErrInvariant, e.CallID)
+		}
+		if r.Capability == trace.CapabilityProcess && (c.Process == nil || r.Process != c.Process.Process) {
+			return fmt.Errorf("%w: call %q reconciled from process %q, not its recorded one", ErrInvariant, e.CallID, r.Process)
 		}
 		c.Reconciled = &r
 		st.Unknown = without(st.Unknown, e.CallID)

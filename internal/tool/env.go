@@ -15,12 +15,17 @@ import (
 )
 
 // Service is the part of the environment service the built-in tools call:
-// commands, the workspace's files, edits and their diff, artifacts, and (for
+// commands (in the background too), the workspace's files, edits and their diff, artifacts, and (for
 // OpenEnv) creating and destroying the environment.
 type Service interface {
 	Create(ctx context.Context, o env.CreateOptions) (env.Info, error)
 	Destroy(ctx context.Context, owner env.Owner, id string) error
 	Exec(ctx context.Context, owner env.Owner, id string, r env.ExecRequest) (*runner.Result, error)
+	// Start, Wait and Signal run exec.run's command in the background, so that
+	// its process id is recorded before it is waited for (Progress).
+	Start(ctx context.Context, owner env.Owner, id string, r env.ExecRequest) (string, error)
+	Wait(ctx context.Context, owner env.Owner, id, procID string) (*runner.Result, error)
+	Signal(ctx context.Context, owner env.Owner, id, procID, sig string) error
 	ReadFile(ctx context.Context, owner env.Owner, id, path string, offset, length int64) ([]byte, error)
 	WriteFile(ctx context.Context, owner env.Owner, id, path string, data []byte) error
 	ListDir(ctx context.Context, owner env.Owner, id, path string) ([]workspace.Entry, error)

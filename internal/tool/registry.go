@@ -267,6 +267,14 @@ func (r *Registry) Call(ctx context.Context, c Call, charge func(Cost) error) (o
 		defer func() { r.gate.Observe(c, act, *out.Verdict, out.Envelope) }()
 	}
 	res, internal, err := r.run(ctx, s, args, charge)
+	o := r.outcome(s, res, internal, err)
+	out.Envelope, out.Internal, out.Done = o.Envelope, o.Internal, o.Done
+	return out
+}
+
+// outcome is the envelope of a handler's result or error.
+func (r *Registry) outcome(s Spec, res Result, internal string, err error) (out Outcome) {
+	out.Effect = s.Effect
 	if err != nil {
 		te, known := FromErr(err)
 		if !known {

@@ -60,6 +60,9 @@ type Spec struct {
 	// writes, the command it runs, the URL it fetches). Nil: the gate knows the
 	// tool by its name and effect only.
 	Describe Describe
+	// Reattach, if set, finds a call's process again after its driver died
+	// (the Progress the handler told; Registry.Reattach).
+	Reattach Reattach
 	// Server is the MCP server a mounted tool comes from ("" for a built-in): its
 	// calls are judged as the server's, with its arguments as what they send.
 	Server string

@@ -19,6 +19,7 @@ const (
 	ModelRetry            Type = "ModelRetry"            // ModelRetryInfo
 	ToolCallProposed      Type = "ToolCallProposed"      // Decision
 	ToolExecutionStarted  Type = "ToolExecutionStarted"  // ToolStart
+	ToolExecutionProgress Type = "ToolExecutionProgress" // ToolProgress: the environment's process of a running call
 	ToolExecutionFinished Type = "ToolExecutionFinished" // ToolFinish
 	NetworkAccess         Type = "NetworkAccess"         // egress.Event: a connection that ended during the tool call
 	TurnCompleted         Type = "TurnCompleted"         // TurnEnd
@@ -154,6 +155,14 @@ type ToolStart struct {
 	Pre string `json:"pre_version,omitempty"`
 }
 
+// ToolProgress is recorded while a call runs, before the loop waits for it:
+// the process the environment runs for it (exec.run), which a recovering
+// session asks the environment about instead of guessing.
+type ToolProgress struct {
+	Env     string `json:"env_id"`
+	Process string `json:"process_id"`
+}
+
 // Effect is the workspace as a call left it: Version its content hash, Diff the
 // environment's diff from its start, which re-derives it in a new environment.
 // Diff is recorded when Version changed.
@@ -219,7 +228,15 @@ const (
 	OutcomeNotRun    = "not_run"   // no effect: the call is decided afresh
 	OutcomeRetried   = "retried"   // read-only or idempotent: decided afresh, repeating is safe
 	OutcomeUnknown   = "unknown"   // nobody can tell: the session pauses for a person
+	// OutcomeStillRunning: the call's process still runs in its environment;
+	// the recovering driver waits for it and records its result.
+	OutcomeStillRunning = "still_running"
 )
+
+// CapabilityProcess is a Reconcile's Capability when the environment told
+// the outcome from the call's recorded process (ToolProgress): its result
+// follows as the call's ToolExecutionFinished, the process's own.
+const CapabilityProcess = "process"
 
 // RecoveryStart opens a recovery: the driver's epoch, the snapshot it started
 // from and how many events it replayed.
@@ -236,9 +253,12 @@ type Reconcile struct {
 	Tool      string `json:"tool,omitempty"`
 	RequestID string `json:"request_id,omitempty"`
 	// Capability is how the outcome was found: read_only (retried), verifiable
-	// (the workspace's content hash against the call's pre-state), none.
+	// (the workspace's content hash against the call's pre-state), process
+	// (the environment's word on the call's process: CapabilityProcess), none.
 	Capability string `json:"capability"`
 	Outcome    string `json:"outcome"`
+	// Process is the call's recorded process, for CapabilityProcess.
+	Process string `json:"process_id,omitempty"`
 	// Pre is the recorded pre-state, Found the workspace's hash now.
 	Pre    string `json:"pre_version,omitempty"`
 	Found  string `json:"found_version,omitempty"`
@@ -251,6 +271,9 @@ type RecoverySummaryInfo struct {
 	Epoch      int64    `json:"epoch"`
 	Reconciled int      `json:"reconciled"`
 	Unknown    []string `json:"unknown,omitempty"`
+	// StillRunning are the calls whose process still ran in the environment:
+	// waited for, and their results recorded, before any new action.
+	StillRunning []string `json:"still_running,omitempty"`
 	// Held is the call stopped before it ran for an approval request a person
 	// had not answered: it is continued, not reconciled.
 	Held string `json:"held,omitempty"`

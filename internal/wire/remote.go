@@ -47,15 +47,44 @@ func (r *Remote) Destroy(ctx context.Context, _ env.Owner, id string) error {
 }
 
 func (r *Remote) Exec(ctx context.Context, _ env.Owner, id string, x env.ExecRequest) (*runner.Result, error) {
-	if x.TTY != nil {
-		return nil, fmt.Errorf("%w: a remote exec has no terminal", env.ErrInvalid)
+	req, err := clientExec(x)
+	if err != nil {
+		return nil, err
 	}
-	res, err := r.c.Exec(ctx, id, client.ExecRequest{Argv: x.Argv, Env: x.Env, Cwd: x.Cwd, Stdin: string(x.Stdin),
-		TimeoutSeconds: x.Timeout.Seconds(), OutputLimit: x.OutputLimit, OutputTotal: x.OutputTotal})
+	res, err := r.c.Exec(ctx, id, req)
 	if err != nil {
 		return nil, remoteErr(err)
 	}
 	return decodeResult(res)
+}
+
+func clientExec(x env.ExecRequest) (client.ExecRequest, error) {
+	if x.TTY != nil {
+		return client.ExecRequest{}, fmt.Errorf("%w: a remote exec has no terminal", env.ErrInvalid)
+	}
+	return client.ExecRequest{Argv: x.Argv, Env: x.Env, Cwd: x.Cwd, Stdin: string(x.Stdin),
+		TimeoutSeconds: x.Timeout.Seconds(), OutputLimit: x.OutputLimit, OutputTotal: x.OutputTotal}, nil
+}
+
+func (r *Remote) Start(ctx context.Context, _ env.Owner, id string, x env.ExecRequest) (string, error) {
+	req, err := clientExec(x)
+	if err != nil {
+		return "", err
+	}
+	p, err := r.c.Start(ctx, id, req)
+	return p, remoteErr(err)
+}
+
+func (r *Remote) Wait(ctx context.Context, _ env.Owner, id, procID string) (*runner.Result, error) {
+	res, err := r.c.Wait(ctx, id, procID)
+	if err != nil {
+		return nil, remoteErr(err)
+	}
+	return decodeResult(res)
+}
+
+func (r *Remote) Signal(ctx context.Context, _ env.Owner, id, procID, sig string) error {
+	return remoteErr(r.c.Signal(ctx, id, procID, sig))
 }
 
 // decodeResult is result's inverse: client.Result is runner.Result's JSON,
