@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -235,15 +236,14 @@ var campaignKills = flag.Int("campaign.kills", 1100, "kills of TestCrashCampaign
 // campaignCompactAfter compacts the campaign session's context every 8 results.
 const campaignCompactAfter = 8
 
-// crashed is the panic an in-process crash raises: the driver dies at the
-// point, with nothing after it run or recorded.
-type crashed struct{ point string }
-
 // driver runs one driver of the long session in dir: a fresh environment, the
-// store opened anew (a new process), RunDurable. crashAt(point) says whether to
-// die at a crash point. It returns the result, or nil if the driver died, and
+// store opened anew (a new process), the daemon d's exec.run, RunDurable.
+// crashAt(point) says whether to die at a crash point: runtime.Goexit in the
+// driver's goroutine, so that nothing after the point runs or is recorded
+// (and a point inside a tool's handler, process-started, is not taken for
+// the handler's panic). It returns the result, or nil if the driver died, and
 // when it passed each crash point, from its start (the store not yet open).
-func driver(t testing.TB, dir, ledger string, crashAt func(string) bool) (res *Result, files map[string]string, points []string, at map[string]time.Duration) {
+func driver(t testing.TB, dir, ledger string, d *memDaemon, crashAt func(string) bool) (res *Result, files map[string]string, points []string, at map[string]time.Duration) {
 	t.Helper()
 	t0 := time.Now()
 	at = map[string]time.Duration{}
@@ -251,7 +251,7 @@ func driver(t testing.TB, dir, ledger string, crashAt func(string) bool) (res *R
 		points = append(points, p)
 		at[p] = time.Since(t0)
 		if crashAt != nil && crashAt(p) {
-			panic(crashed{p})
+			goruntime.Goexit()
 		}
 	}
 	s, err := journal.Open(dir, journal.Options{NoSync: true, SnapshotEvery: 16, Crash: hook})
@@ -260,25 +260,30 @@ func driver(t testing.TB, dir, ledger string, crashAt func(string) bool) (res *R
 	}
 	defer s.Close()
 	r, w := newMemWork(t, ledger)
+	if err := r.Register(d.execSpec()); err != nil {
+		t.Fatal(err)
+	}
 	steers, closePerson := person(t, dir)
 	defer closePerson()
 	w.before = steers
-	defer func() {
-		if v := recover(); v != nil {
-			if _, ok := v.(crashed); !ok {
-				panic(v)
-			}
-			res = nil
+	done := make(chan *Result, 1)
+	go func() {
+		var res *Result
+		defer func() { done <- res }()
+		var err error
+		res, _, err = RunDurable(context.Background(), s, w, Options{Goal: "long", Policy: withExec{&Scripted{Mode: ModeLong}, campaignExecAt},
+			Tools: r, EnvID: memDaemonID, Limits: Limits{CompactAfter: campaignCompactAfter}},
+			trace.LogOptions{Session: "s-campaign", Clock: fixedClock()}, hook)
+		if err != nil {
+			t.Error(err)
 		}
 	}()
-	res, _, err = RunDurable(context.Background(), s, w, Options{Goal: "long", Policy: &Scripted{Mode: ModeLong}, Tools: r,
-		Limits: Limits{CompactAfter: campaignCompactAfter}},
-		trace.LogOptions{Session: "s-campaign", Clock: fixedClock()}, hook)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, w.files, points, at
+	return <-done, w.files, points, at
 }
+
+// campaignExecAt is where the long session runs its exec.run: after item4 is
+// written and read, away from the steers.
+const campaignExecAt = 16
 
 func ledgerLines(t testing.TB, path string) int {
 	b, err := os.ReadFile(path)
@@ -293,7 +298,45 @@ func ledgerLines(t testing.TB, path string) int {
 
 type tally struct {
 	trials, kills, converged, pausedUnknown, duplicates, lost, diverged, resumes, steerLost int
-	recovery, toEnd                                                                         []time.Duration
+	// exec.run's: kills with its process recorded and not waited for, kills
+	// while a recovery waited for it, its recoveries' verdicts, and the
+	// trials that did not run it exactly once.
+	processKills, reattachKills, stillRunning, ended, execNotOnce int
+	recovery, toEnd                                               []time.Duration
+}
+
+// count tallies a kill at point.
+func (tl *tally) count(point string) {
+	switch {
+	case strings.HasPrefix(point, "process-started:"):
+		tl.processKills++
+	case strings.HasPrefix(point, "reattached:"):
+		tl.reattachKills++
+	}
+}
+
+// reconciled tallies the verdicts a trial's recoveries took from a process.
+func (tl *tally) reconciled(t testing.TB, dir string) {
+	s, err := journal.Open(dir, journal.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, err := s.Events(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		var r trace.Reconcile
+		if e.Type != trace.RecoveryReconciled || json.Unmarshal(e.Data, &r) != nil || r.Capability != trace.CapabilityProcess {
+			continue
+		}
+		if r.Outcome == trace.OutcomeStillRunning {
+			tl.stillRunning++
+		} else {
+			tl.ended++
+		}
+	}
 }
 
 // TestCrashCampaign is seed 004's crash-point matrix as fault injection. An
@@ -314,10 +357,10 @@ type tally struct {
 // steer taken exactly once.
 func TestCrashCampaign(t *testing.T) {
 	refDir := t.TempDir()
-	refLedger := filepath.Join(t.TempDir(), "ledger")
-	ref, refFiles, points, _ := driver(t, refDir, refLedger, nil)
-	if ref == nil || ref.StopReason != StopDone || ledgerLines(t, refLedger) != 1 || len(refFiles) != LongItems {
-		t.Fatalf("the uninterrupted run: %+v, %d ledger lines, %d files", ref, ledgerLines(t, refLedger), len(refFiles))
+	refLedger, refExec := filepath.Join(t.TempDir(), "ledger"), filepath.Join(t.TempDir(), "exec")
+	ref, refFiles, points, _ := driver(t, refDir, refLedger, newMemDaemon(refExec), nil)
+	if ref == nil || ref.StopReason != StopDone || ledgerLines(t, refLedger) != 1 || ledgerLines(t, refExec) != 1 || len(refFiles) != LongItems {
+		t.Fatalf("the uninterrupted run: %+v, %d ledger lines, %d commands run, %d files", ref, ledgerLines(t, refLedger), ledgerLines(t, refExec), len(refFiles))
 	}
 	if ref.Steps < 30 {
 		t.Fatalf("the long session took %d steps, want dozens", ref.Steps)
@@ -330,7 +373,7 @@ func TestCrashCampaign(t *testing.T) {
 	if want := []string{"ask:", "correct:" + trace.SafeWriteRolledBack, "supplement:" + trace.SafeBoundary, "replace:" + trace.SafeReadCancelled}; !slices.Equal(actions, want) {
 		t.Fatalf("the uninterrupted run took steers %v, want %v", actions, want)
 	}
-	for _, want := range []string{"rollback-after:", "compact:"} {
+	for _, want := range []string{"rollback-after:", "compact:", "process-started:"} {
 		if !slices.ContainsFunc(points, func(p string) bool { return strings.HasPrefix(p, want) }) {
 			t.Fatalf("no %sN crash point in the uninterrupted run", want)
 		}
@@ -353,36 +396,48 @@ func TestCrashCampaign(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(17, 4))
 	var tl tally
-	trial := func(first string) {
+	// then, if set, is where the first resume dies (a prefix: reattached:
+	// is a point of resumed drivers only).
+	trial := func(first, then string) {
 		dir := t.TempDir()
-		ledger := filepath.Join(dir, "ledger")
+		ledger, execLedger := filepath.Join(dir, "ledger"), filepath.Join(dir, "exec")
+		daemon := newMemDaemon(execLedger)
 		tl.trials++
-		res, _, _, _ := driver(t, dir, ledger, func(p string) bool { return p == first })
+		res, _, _, _ := driver(t, dir, ledger, daemon, func(p string) bool { return p == first })
 		if res != nil {
 			t.Fatalf("the driver did not die at %s", first)
 		}
 		tl.kills++
+		tl.count(first)
 		var files map[string]string
 		for again := 0; ; again++ {
 			if again > 20 {
 				t.Fatalf("crash at %s: no convergence after 20 resumes", first)
 			}
 			var crashAt func(string) bool
-			if again < 3 && rng.IntN(2) == 0 { // die again, somewhere later
+			var died string
+			switch {
+			case again == 0 && then != "":
+				crashAt = func(p string) bool { died = p; return strings.HasPrefix(p, then) }
+			case again < 3 && rng.IntN(2) == 0: // die again, somewhere later
 				n, k := 0, 1+rng.IntN(120)
-				crashAt = func(string) bool { n++; return n == k }
+				crashAt = func(p string) bool { n++; died = p; return n == k }
 			}
 			t0, seq0 := time.Now(), loadState(t, dir).Seq
 			tl.resumes++
 			var at map[string]time.Duration
-			res, files, _, at = driver(t, dir, ledger, crashAt)
+			res, files, _, at = driver(t, dir, ledger, daemon, crashAt)
 			tl.toEnd = append(tl.toEnd, time.Since(t0))
 			if d, ok := at[fmt.Sprintf("seq:%d", summarySeq(t, dir, seq0))]; ok {
 				tl.recovery = append(tl.recovery, d)
 			}
 			if res == nil {
 				tl.kills++
+				tl.count(died)
 				continue
+			}
+			if then != "" && again == 0 {
+				t.Fatalf("crash at %s: the resume passed no %s point", first, then)
 			}
 			if res.StopReason != StopPaused {
 				break
@@ -405,6 +460,11 @@ func TestCrashCampaign(t *testing.T) {
 			}
 		}
 		st := loadState(t, dir)
+		tl.reconciled(t, dir)
+		if n := ledgerLines(t, execLedger); n != 1 {
+			tl.execNotOnce++
+			t.Errorf("crash at %s: the command ran %d times, want once", first, n)
+		}
 		switch n := ledgerLines(t, ledger); {
 		case n > 1:
 			tl.duplicates++
@@ -436,14 +496,22 @@ func TestCrashCampaign(t *testing.T) {
 		}
 		tl.converged++
 	}
+	execAfter := false // the exec.run's effect-after point, the first after its process-started
 	for i, p := range points {
-		if testing.Short() && i%8 != 0 {
-			continue
+		sampled := !testing.Short() || i%8 == 0
+		switch {
+		case strings.HasPrefix(p, "process-started:"):
+			trial(p, "reattached:") // killed again while it waits for the process it found running
+			execAfter, sampled = true, true
+		case execAfter && strings.HasPrefix(p, "effect-after:"):
+			execAfter, sampled = false, true // the process ended, its result not recorded
 		}
-		trial(p)
+		if sampled {
+			trial(p, "")
+		}
 	}
 	for tl.kills < kills {
-		trial(points[rng.IntN(len(points))])
+		trial(points[rng.IntN(len(points))], "")
 	}
 	slices.Sort(tl.recovery)
 	slices.Sort(tl.toEnd)
@@ -451,6 +519,12 @@ func TestCrashCampaign(t *testing.T) {
 	t.Logf("crash campaign: %d crash points in the long session (%d steps)", len(points), ref.Steps)
 	t.Logf("| trials | kills | resumes | converged | paused unknown | duplicates | lost | diverged | steers not taken once |")
 	t.Logf("| %d | %d | %d | %d | %d | %d | %d | %d | %d |", tl.trials, tl.kills, tl.resumes, tl.converged, tl.pausedUnknown, tl.duplicates, tl.lost, tl.diverged, tl.steerLost)
+	t.Logf("exec.run on the daemon: | kills at process-started | kills at reattached | reconciled still_running | reconciled from its ended process | commands not run once |")
+	t.Logf("| %d | %d | %d | %d | %d |", tl.processKills, tl.reattachKills, tl.stillRunning, tl.ended, tl.execNotOnce)
+	if tl.processKills == 0 || tl.reattachKills == 0 || tl.stillRunning == 0 || tl.ended == 0 {
+		t.Errorf("the campaign did not reach every exec.run recovery: kills %d at process-started, %d at reattached; %d still_running, %d ended",
+			tl.processKills, tl.reattachKills, tl.stillRunning, tl.ended)
+	}
 	t.Logf("recovery (store opened, snapshot and tail replayed, calls reconciled, RecoverySummary committed; %d resumes): median %s, p95 %s, max %s",
 		len(tl.recovery), p(tl.recovery, 0.5), p(tl.recovery, 0.95), p(tl.recovery, 1))
 	t.Logf("resume to end (recovery plus the rest of the session): median %s, p95 %s", p(tl.toEnd, 0.5), p(tl.toEnd, 0.95))

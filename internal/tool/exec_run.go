@@ -83,7 +83,7 @@ func (w *Workspace) exec(ctx context.Context, raw json.RawMessage) (Result, erro
 		w.changed(ctx)
 		return Result{}, err
 	}
-	if err := progress(ctx, Progress{Env: w.o.EnvID, Process: proc}); err != nil {
+	if err := ReportProgress(ctx, Progress{Env: w.o.EnvID, Process: proc}); err != nil {
 		w.kill(context.WithoutCancel(ctx), proc)
 		w.changed(ctx)
 		return Result{}, err

@@ -26,7 +26,9 @@ func WithProgress(ctx context.Context, f func(Progress) error) context.Context {
 	return context.WithValue(ctx, progressKey{}, f)
 }
 
-func progress(ctx context.Context, p Progress) error {
+// ReportProgress tells a call's caller its Progress (WithProgress): a handler
+// calls it once its process runs, before it waits for it.
+func ReportProgress(ctx context.Context, p Progress) error {
 	if f, ok := ctx.Value(progressKey{}).(func(Progress) error); ok {
 		return f(p)
 	}
