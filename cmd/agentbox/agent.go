@@ -96,7 +96,7 @@ paused; agentbox resume DIR continues the held call once answered), or with
 --approval-wait D waits up to D for the answer and then stops with policy_stop. --mode long is the crash campaign's session:
 dozens of writes, reads, patches and test runs and one ledger.append (--ledger
 FILE, an effect outside the sandbox). AGENTBOX_CRASH_AT=POINT[,POINT] kills the
-process at a crash point (seq:N, effect-before:N, effect-after:N, rollback-after:N, compact:N, snapshot:N) to
+process at a crash point (seq:N, effect-before:N, effect-after:N, process-started:N, reattached:N, rollback-after:N, compact:N, snapshot:N) to
 test recovery.
 
 Exit status: 0 when the task was finished (stop reason done), 1 for any other stop

@@ -501,7 +501,13 @@ func TestCrashCampaign(t *testing.T) {
 		sampled := !testing.Short() || i%8 == 0
 		switch {
 		case strings.HasPrefix(p, "process-started:"):
-			trial(p, "reattached:") // killed again while it waits for the process it found running
+			n := 10 // killed again while it waits for the process it found running, then at random
+			if testing.Short() {
+				n = 1
+			}
+			for range n {
+				trial(p, "reattached:")
+			}
 			execAfter, sampled = true, true
 		case execAfter && strings.HasPrefix(p, "effect-after:"):
 			execAfter, sampled = false, true // the process ended, its result not recorded
