@@ -95,6 +95,7 @@ type pool struct {
 	size      int
 	lastMiss  time.Time // the last claim that drained the pool, or the last shrink
 	lastClaim time.Time
+	streak    time.Time // the first claim of the claims that came at most refillQuiet apart
 	retryAt   time.Time // after a failed start
 	backoff   time.Duration
 	stat      PoolStat
@@ -169,6 +170,11 @@ func (m *Manager) newPools() error {
 // that leaves none ready grows the pool. A member on another image than img (the template was rebuilt
 // since it started) is not what a fresh create gets: it is destroyed.
 func (m *Manager) claim(k shape, img *image.Image) *environment {
+	return m.claimAt(k, img, time.Now())
+}
+
+// claimAt is claim at the time now.
+func (m *Manager) claimAt(k shape, img *image.Image, now time.Time) *environment {
 	m.mu.Lock()
 	p := m.pools[k]
 	if p == nil {
@@ -185,9 +191,11 @@ func (m *Manager) claim(k shape, img *image.Image) *environment {
 			e = nil
 		}
 	}
-	now := time.Now()
 	if e != nil {
 		p.stat.Claims++
+		if now.Sub(p.lastClaim) > refillQuiet {
+			p.streak = now
+		}
 		p.lastClaim = now
 	} else {
 		p.stat.Misses++
@@ -273,8 +281,14 @@ func (m *Manager) wakeFiller() {
 // (measured: a refill beside a claimed environment's first exec made it 30 ms
 // instead of 4; refilling a drained pool at once took one of the two cores
 // from a burst of 50 first execs). Misses do not delay it: creates that keep
-// finding the pool empty start cold until members are ready again.
-const refillQuiet = 100 * time.Millisecond
+// finding the pool empty start cold until members are ready again. Claims that
+// keep coming (one-shot runs one after another: `agentbox run --pool` in a
+// loop) hold it back no longer than refillHold after the first of them, or
+// every create after the first Min would start cold.
+const (
+	refillQuiet = 100 * time.Millisecond
+	refillHold  = 500 * time.Millisecond
+)
 
 // filler keeps the pools at their size, starting members one at a time, and
 // shrinks a pool idle for its Idle.
@@ -329,7 +343,11 @@ func (m *Manager) nextToFill(now time.Time) (*pool, time.Duration) {
 		if c := m.cfg.MaxEnvironments; c > 0 && m.live() >= c {
 			return nil, 0
 		}
-		if quiet := p.lastClaim.Add(refillQuiet); now.Before(quiet) {
+		quiet := p.lastClaim.Add(refillQuiet)
+		if hold := p.streak.Add(refillHold); hold.Before(quiet) {
+			quiet = hold
+		}
+		if now.Before(quiet) {
 			if w := quiet.Sub(now); wait == 0 || w < wait {
 				wait = w
 			}

@@ -57,7 +57,7 @@ func TestPoolRefillQuiet(t *testing.T) {
 	for _, ready := range []int{0, 1} {
 		m, p := unstartedPool(Pool{Min: 3}, ready)
 		now := time.Now()
-		p.lastClaim = now
+		p.lastClaim, p.streak = now, now
 		if got, wait := m.nextToFill(now); got != nil || wait <= 0 || wait > refillQuiet {
 			t.Fatalf("%d ready, just claimed: fills %v, waits %v", ready, got != nil, wait)
 		}
@@ -71,8 +71,24 @@ func TestPoolRefillQuiet(t *testing.T) {
 			t.Fatalf("%d ready: started past the size (%d starting)", ready, p.starting)
 		}
 	}
+	// Claims that keep coming hold it back refillHold after the first of them
+	// at most.
+	m, p := unstartedPool(Pool{Min: 2}, 1)
+	now := time.Now()
+	for at := now; at.Before(now.Add(refillHold)); at = at.Add(refillQuiet / 2) {
+		p.ready = append(p.ready, &environment{})
+		if m.claimAt(shape{}, nil, at) == nil {
+			t.Fatal("no member claimed")
+		}
+		if got, _ := m.nextToFill(at); got != nil {
+			t.Fatalf("refilled %v into a stream of claims", at.Sub(now))
+		}
+	}
+	if got, _ := m.nextToFill(now.Add(refillHold)); got != p {
+		t.Fatal("a stream of claims held the refill past refillHold")
+	}
 	// Misses do not delay it: with no claim for a while, an empty pool fills at once.
-	m, p := unstartedPool(Pool{Min: 1, Max: 2}, 0)
+	m, p = unstartedPool(Pool{Min: 1, Max: 2}, 0)
 	p.lastClaim = time.Now().Add(-time.Second)
 	m.claim(shape{}, nil)
 	if got, _ := m.nextToFill(time.Now()); got != p {
