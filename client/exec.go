@@ -17,6 +17,18 @@ func (c *Client) Exec(ctx context.Context, id string, r ExecRequest) (*Result, e
 	return &res, nil
 }
 
+// Run runs a command in a fresh environment, from a warm pool of the daemon
+// when one has its shape, and destroys the environment after: one round trip
+// where Create, Exec and Destroy are three. The environment's teardown
+// finishes in the daemon after the result is sent.
+func (c *Client) Run(ctx context.Context, r RunRequest) (*Result, error) {
+	var res Result
+	if err := c.do(ctx, http.MethodPost, "/v1/run", nil, r, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
 // Start starts a command in the background and returns its process id.
 func (c *Client) Start(ctx context.Context, id string, r ExecRequest) (string, error) {
 	var p Process

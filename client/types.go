@@ -103,6 +103,13 @@ type ExecRequest struct {
 	Cols           int      `json:"cols,omitempty" jsonschema:"the terminal's columns with tty (default 80)"`
 }
 
+// RunRequest is one command in a fresh environment that ends with it: POST
+// /v1/run, a create, an exec and a destroy in one round trip.
+type RunRequest struct {
+	Environment CreateRequest `json:"environment"`
+	Exec        ExecRequest   `json:"exec"`
+}
+
 // ResizeRequest is a new size for a background command's terminal.
 type ResizeRequest struct {
 	Rows int `json:"rows" jsonschema:"rows, 1 to 10000"`

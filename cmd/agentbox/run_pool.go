@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/runner"
@@ -22,8 +21,10 @@ var poolOnly = []string{"write", "rootfs", "image", "mount", "diff-out", "stdout
 
 // runPooled runs o's command in a fresh environment of the daemon, which a warm
 // pool of the daemon serves when one has the environment's shape (the
-// workspace, template and limits), and destroys it after. It reports false when
-// no daemon is reachable: run then runs the command here, as without --pool.
+// workspace, template and limits), destroyed after: one request (POST /v1/run),
+// whose answer comes when the command's tree is gone, the environment's
+// teardown finishing in the daemon. It reports false when no daemon is
+// reachable: run then runs the command here, as without --pool.
 func runPooled(ctx context.Context, o *runOptions) (status int, ok bool, err error) {
 	for _, f := range poolOnly {
 		if o.changed(f) {
@@ -46,9 +47,6 @@ func runPooled(ctx context.Context, o *runOptions) (status int, ok bool, err err
 		return 0, true, err
 	}
 	defer c.Close()
-	if err := c.Health(ctx); err != nil {
-		return 0, false, nil
-	}
 	ws := o.spec.Workspace
 	if ws == "" {
 		if ws, err = os.Getwd(); err != nil {
@@ -87,20 +85,12 @@ func runPooled(ctx context.Context, o *runOptions) (status int, ok bool, err err
 		}
 		ex.Stdin = string(b)
 	}
-	e, err := c.Create(ctx, req)
-	if err != nil {
-		return 0, true, fmt.Errorf("--pool: create an environment: %w", err)
+	res, err := c.Run(ctx, client.RunRequest{Environment: req, Exec: ex})
+	if noDaemonErr(err) {
+		return 0, false, nil
 	}
-	defer func() {
-		// The command's end is not to wait for its environment's: bounded, and
-		// the daemon destroys what is left with itself.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		c.Destroy(dctx, e.ID)
-	}()
-	res, err := c.Exec(ctx, e.ID, ex)
 	if err != nil {
-		return 0, true, err
+		return 0, true, fmt.Errorf("--pool: %w", err)
 	}
 	if o.json {
 		enc := json.NewEncoder(stdout)

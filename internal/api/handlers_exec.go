@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/agentbox/agentbox/client"
@@ -14,6 +15,41 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.svc.Exec(r.Context(), r.PathValue("id"), req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// runOnce creates an environment, runs one command in it and destroys it: the
+// result is sent once the command's tree is gone, and the environment's
+// teardown (the sandbox's namespaces, cgroup and layers) finishes after it, in
+// the background, before anything of it is reused (Shutdown waits for it). The
+// environment is the caller's alone from its create on, as any other.
+func (s *Server) runOnce(w http.ResponseWriter, r *http.Request) {
+	var req client.RunRequest
+	if err := s.decode(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	e, err := s.svc.Create(r.Context(), req.Environment)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.teardowns.Add(1)
+	defer func() {
+		// The caller's principal stays in the context; its cancellation does not.
+		ctx := context.WithoutCancel(r.Context())
+		go func() {
+			defer s.teardowns.Done()
+			if err := s.svc.Destroy(ctx, e.ID); err != nil {
+				s.log.Warn("destroy after run", "env", e.ID, "err", err)
+			}
+		}()
+	}()
+	res, err := s.svc.Exec(r.Context(), e.ID, req.Exec)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

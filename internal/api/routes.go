@@ -31,6 +31,7 @@ func (s *Server) routeTable() []Route {
 		{"POST", env + "/fork", true, s.forkEnv},
 
 		{"POST", env + "/exec", true, s.exec},
+		{"POST", "/v1/run", true, s.runOnce},
 		{"POST", env + "/processes", true, s.start},
 		{"GET", proc + "/wait", true, s.wait},
 		{"GET", proc + "/events", true, s.events},

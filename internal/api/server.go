@@ -53,6 +53,7 @@ type Server struct {
 	handler http.Handler
 	routes  []Route
 
+	teardowns sync.WaitGroup // destroys after POST /v1/run, which Shutdown waits for
 	drainOnce sync.Once
 	drain     chan struct{} // closed when shutdown begins: streams end
 	hs        *http.Server
@@ -265,5 +266,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err != nil {
 		s.hs.Close()
 	}
+	s.teardowns.Wait()
 	return err
 }

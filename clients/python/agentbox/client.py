@@ -283,6 +283,14 @@ class Client:
         req = self._exec_request(argv, env, cwd, stdin, timeout_seconds, output_limit, output_total)
         return _build(Result, self._json("POST", self._env(id) + "/exec", req, timeout=None))
 
+    def run(self, argv, environment=None, env=None, cwd=None, stdin=None, timeout_seconds=None, output_limit=None,
+            output_total=None):
+        """Run argv in a fresh environment (environment: create's arguments as a dict), destroyed after,
+        in one round trip; from a warm pool when one has its shape. Returns its Result."""
+        req = {"environment": environment or {},
+               "exec": self._exec_request(argv, env, cwd, stdin, timeout_seconds, output_limit, output_total)}
+        return _build(Result, self._json("POST", "/v1/run", req, timeout=None))
+
     def start(self, id, argv, env=None, cwd=None, timeout_seconds=None, output_limit=None, output_total=None):
         """Start argv in the background and return its process id."""
         req = self._exec_request(argv, env, cwd, None, timeout_seconds, output_limit, output_total)

@@ -150,6 +150,14 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             self.c.exec(self.env.id, "echo no shell")
 
+    def test_run(self):
+        before = {e.id for e in self.c.list()}
+        r = self.c.run(["sh", "-c", "cat hello.txt; echo x > hello.txt; exit 3"], environment={"workspace": self.workspace})
+        self.assertEqual((r.exit_code, r.stdout), (3, "hello\n"))
+        r = self.c.run(["cat", "hello.txt"], environment={"workspace": self.workspace})
+        self.assertEqual(r.stdout, "hello\n")  # a fresh environment: the first one's write is gone
+        self.assertEqual({e.id for e in self.c.list()}, before)  # and both were destroyed
+
     def test_background_events(self):
         proc = self.c.start(self.env.id, ["sh", "-c", "for i in $(seq 1 50); do echo line $i; done; exit 3"])
         stream = self.c.events(self.env.id, proc)

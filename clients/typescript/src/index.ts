@@ -13,6 +13,7 @@ type Schemas = components["schemas"];
 export type Environment = Schemas["Environment"];
 export type CreateRequest = Schemas["CreateRequest"];
 export type ExecRequest = Schemas["ExecRequest"];
+export type RunRequest = Schemas["RunRequest"];
 export type Result = Schemas["Result"];
 export type FileEntry = Schemas["FileEntry"];
 export type ErrorBody = Schemas["Error"];
@@ -121,6 +122,11 @@ export class Agentbox {
   /** exec runs a command to its end; a failing command is a Result, not an error. */
   exec(id: string, req: ExecRequest): Promise<Result> {
     return unwrap(this.api.POST("/v1/environments/{id}/exec", { params: { path: { id } }, body: req }));
+  }
+
+  /** run runs a command in a fresh environment, destroyed after, in one round trip (POST /v1/run). */
+  run(req: RunRequest): Promise<Result> {
+    return unwrap(this.api.POST("/v1/run", { body: req }));
   }
 
   /** start runs a command in the background and returns its process id. */

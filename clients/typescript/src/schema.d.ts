@@ -177,6 +177,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create an environment, run one command in it and destroy it, in one round trip (scopes env:create and exec). The environment comes from a warm pool when one has its shape. The result is sent once the command's process tree is gone; the environment's teardown finishes after it, in the daemon, before anything of it is reused. A failing command is a result, not an error. */
+        post: operations["run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/environments/{id}/processes": {
         parameters: {
             query?: never;
@@ -869,6 +886,10 @@ export interface components {
             /** @description the terminal's columns with tty (default 80) */
             cols?: number;
         };
+        RunRequest: {
+            environment: components["schemas"]["CreateRequest"];
+            exec: components["schemas"]["ExecRequest"];
+        };
         /** @description the `agentbox run --json` contract */
         Result: {
             exit_code: number;
@@ -1288,6 +1309,31 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ExecRequest"];
+            };
+        };
+        responses: {
+            /** @description how the command ended */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Result"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunRequest"];
             };
         };
         responses: {
