@@ -22,6 +22,22 @@ type Proc struct {
 // Read lists every process visible in /proc (the caller's pid namespace). Processes
 // that exit during the scan are left out.
 func Read() ([]Proc, error) {
+	pids, err := PIDs()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Proc, 0, len(pids))
+	for _, pid := range pids {
+		if p, err := ReadPID(pid); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// PIDs lists the pids in /proc without reading anything of them: the cheap half
+// of Read (a stat file costs the kernel more to generate than a directory entry).
+func PIDs() ([]int, error) {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil, err
@@ -31,22 +47,21 @@ func Read() ([]Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Proc, 0, len(names))
+	pids := make([]int, 0, len(names))
 	for _, n := range names {
-		pid, err := strconv.Atoi(n)
-		if err != nil {
+		if n == "" || n[0] < '0' || n[0] > '9' {
 			continue
 		}
-		if p, err := ReadPID(pid); err == nil {
-			out = append(out, p)
+		if pid, err := strconv.Atoi(n); err == nil {
+			pids = append(pids, pid)
 		}
 	}
-	return out, nil
+	return pids, nil
 }
 
 // ReadPID reads one process's stat line.
 func ReadPID(pid int) (Proc, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := readStat(pid)
 	if err != nil {
 		return Proc{}, err
 	}
