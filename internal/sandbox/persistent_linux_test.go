@@ -253,6 +253,54 @@ func TestPersistentKillOnlyCommand(t *testing.T) {
 	}
 }
 
+// TestPersistentGoneUnasked: a command whose main process left nothing behind is
+// reported gone with its exit, so its Kill asks the init nothing; one that left a
+// process running is not, until its Kill.
+func TestPersistentGoneUnasked(t *testing.T) {
+	sb := startPersistent(t, Config{})
+	alone, err := execIn(t, sb, ExecConfig{Argv: []string{"/bin/true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone.stdin.Close()
+	if ex, err := alone.p.Wait(); err != nil || ex.ExitCode != 0 {
+		t.Fatalf("Wait = %+v, %v", ex, err)
+	}
+	select {
+	case <-alone.p.gone:
+	case <-time.After(time.Minute):
+		t.Fatal("a command that left nothing was not reported gone without a Kill")
+	}
+	left, err := execIn(t, sb, ExecConfig{Argv: []string{"/bin/sh", "-c", "sleep 1000 </dev/null >/dev/null 2>&1 &"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left.stdin.Close()
+	if ex, err := left.p.Wait(); err != nil || ex.ExitCode != 0 {
+		t.Fatalf("Wait = %+v, %v", ex, err)
+	}
+	// The init would send the unasked ReplyGone right after the ReplyExit, before
+	// it reads another request: once a later command's replies are in, it is not
+	// coming.
+	shIn(t, sb, "true")
+	select {
+	case <-left.p.gone:
+		t.Fatal("a command whose background still runs was reported gone")
+	default:
+	}
+	if !strings.Contains(procsOf(t, sb), "sleep 1000") {
+		t.Fatal("the background sleep is not running")
+	}
+	if cl, err := left.p.Kill(); err != nil || cl.Survivors != 0 {
+		t.Fatalf("Kill = %+v, %v", cl, err)
+	}
+	left.wg.Wait()
+	alone.wg.Wait()
+	if ps := procsOf(t, sb); strings.Contains(ps, "sleep") {
+		t.Errorf("left running:\n%s", ps)
+	}
+}
+
 // TestPersistentSignal: Signal reaches every process of the command.
 func TestPersistentSignal(t *testing.T) {
 	sb := startPersistent(t, Config{})

@@ -21,17 +21,22 @@ type ledger struct {
 type owned struct {
 	start uint64
 	cmd   uint64
+	// main: a command's main process, adopted before any scan saw it, so start
+	// is not known until one does. Its pid cannot name another process until the
+	// init reaps it (reaped drops it then).
+	main bool
 }
 
 func newLedger() *ledger {
 	return &ledger{owner: map[int]owned{}, sessions: map[int]uint64{}, live: map[uint64]bool{}, members: map[uint64][]proc{}}
 }
 
-// adopt records a command's main process, which leads a session of its own.
-func (l *ledger) adopt(cmd uint64, p proc) {
+// adopt records a command's main process, the init's child pid, which leads a
+// session of its own (its pid). Its start time comes with the next scan.
+func (l *ledger) adopt(cmd uint64, pid int) {
 	l.live[cmd] = true
-	l.owner[p.pid] = owned{start: p.start, cmd: cmd}
-	l.sessions[p.sid] = cmd
+	l.owner[pid] = owned{cmd: cmd, main: true}
+	l.sessions[pid] = cmd
 }
 
 // forget drops a command and everything attributed to it.
@@ -56,6 +61,23 @@ func (l *ledger) lookup(pid int) (uint64, bool) {
 	return o.cmd, ok
 }
 
+// reaped drops a process that was just reaped from its command's members: the
+// members of the last scan less those reaped since are what is left of it.
+func (l *ledger) reaped(pid int) {
+	o, ok := l.owner[pid]
+	if !ok {
+		return
+	}
+	delete(l.owner, pid)
+	m := l.members[o.cmd]
+	for i, p := range m {
+		if p.pid == pid {
+			l.members[o.cmd] = append(m[:i], m[i+1:]...)
+			break
+		}
+	}
+}
+
 // update attributes one scan of the sandbox's processes and rebuilds members.
 func (l *ledger) update(procs []proc) {
 	byPid := make(map[int]proc, len(procs))
@@ -64,7 +86,12 @@ func (l *ledger) update(procs []proc) {
 	}
 	// Forget processes that are gone, or whose pid now names another process.
 	for pid, o := range l.owner {
-		if p, ok := byPid[pid]; !ok || p.start != o.start || !l.live[o.cmd] {
+		p, ok := byPid[pid]
+		if ok && o.main && l.live[o.cmd] {
+			l.owner[pid] = owned{start: p.start, cmd: o.cmd}
+			continue
+		}
+		if !ok || p.start != o.start || !l.live[o.cmd] {
 			delete(l.owner, pid)
 		}
 	}

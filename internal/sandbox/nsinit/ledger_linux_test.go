@@ -78,7 +78,7 @@ func TestLedger(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			l := newLedger()
 			for id, mp := range tt.adopt {
-				l.adopt(id, mp)
+				l.adopt(id, mp.pid)
 			}
 			for i, sc := range tt.scans {
 				if i == len(tt.scans)-1 {
@@ -101,5 +101,27 @@ func TestLedger(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLedgerReaped: a reaped process leaves its command's members at once, so the
+// members of the last scan less the reaped are what is left of the command.
+func TestLedgerReaped(t *testing.T) {
+	l := newLedger()
+	l.adopt(1, 10)
+	l.update([]proc{{pid: 10, ppid: 1, sid: 10, state: 'Z', start: 100}, {pid: 11, ppid: 10, sid: 10, state: 'Z', start: 101}})
+	if n := len(l.members[1]); n != 2 {
+		t.Fatalf("%d members after the scan, want 2", n)
+	}
+	l.reaped(10)
+	if _, ok := l.lookup(10); ok {
+		t.Error("reaped main process still attributed")
+	}
+	if m := l.members[1]; len(m) != 1 || m[0].pid != 11 {
+		t.Errorf("members after reaping 10: %+v, want 11 alone", m)
+	}
+	l.reaped(11)
+	if n := len(l.members[1]); n != 0 {
+		t.Errorf("%d members after reaping both", n)
 	}
 }

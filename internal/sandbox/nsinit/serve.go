@@ -26,6 +26,7 @@ const (
 	OpSignal = "signal"
 	// OpKill SIGKILLs every process of the command, its main process included,
 	// until none is left, then answers ReplyGone. The command is forgotten after.
+	// A command already gone (see ReplyGone) is answered ReplyGone at once.
 	OpKill = "kill"
 )
 
@@ -35,7 +36,10 @@ const (
 	ReplyStarted = "started" // the command runs: Pid
 	ReplyError   = "error"   // the command could not be started: Stage, Errno, Detail
 	ReplyExit    = "exit"    // the command's main process exited: WaitStatus, Rusage
-	ReplyGone    = "gone"    // after OpKill: no process of the command is left (Survivors)
+	// ReplyGone: no process of the command is left (or Survivors could not be
+	// killed). It answers OpKill, or comes unasked right after ReplyExit when the
+	// main process left nothing behind, which spares the host an OpKill.
+	ReplyGone = "gone"
 )
 
 // MaxMessage bounds one Request or Reply. The host raises its socket's send buffer

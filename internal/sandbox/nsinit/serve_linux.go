@@ -2,12 +2,14 @@ package nsinit
 
 import (
 	"errors"
-	"net"
 	"os"
+	"runtime"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/internal/proctab"
 )
 
 // Scan intervals of a persistent init: while commands exist the ledger is refreshed
@@ -22,19 +24,27 @@ const (
 )
 
 // server is a persistent init's state. Everything runs on the init's main thread
-// (see confine: below Landlock ABI 8 only it may signal the sandbox's processes),
-// except readRequests, which only receives.
+// (see confine: below Landlock ABI 8 only it may signal the sandbox's processes,
+// and the commands are forked from it), in one poll(2) loop: no goroutine hands a
+// request, a control byte or a child's exit to it. Each hand-off to a locked thread
+// is a futex wake-up and a switch of the runtime's P between threads, which was
+// most of an exec's cost in the init (BENCHMARKS.md, "Warm pools and density").
 type server struct {
-	conn  *net.UnixConn
+	sock  int // FDServe
+	ctl   int // FDControl, non-blocking
 	cmds  map[uint64]*command
 	mains map[int]*command // main processes not yet reaped
 	led   *ledger
+	buf   []byte
+	oob   []byte
+	pfds  []unix.PollFd
 }
 
 // command is one command of a persistent sandbox.
 type command struct {
 	id      uint64
 	pid     int
+	pidfd   int // the main process's, until it is reaped; it polls readable at its exit
 	exited  bool
 	usage   Rusage // reaped until the main process's exit
 	extra   Rusage // reaped after it
@@ -51,14 +61,15 @@ type request struct {
 // serve is a persistent init after setup: it hands the host its /workspace, then
 // starts, signals and kills commands on request until the host goes away (control
 // pipe or socket closed), when it kills everything and returns.
+//
+// The loop waits in poll(2) for the socket, the control pipe and the pidfd of
+// every main process still running. Orphans the init adopts are reaped on the
+// SIGCHLD that interrupts the poll (the runtime's handler drops it; nothing is
+// Notify'd, so no goroutine wakes) and on the scan timer while commands exist;
+// a SIGCHLD that lands while the thread is not in poll is not lost for a main
+// process (its pidfd stays readable), only delayed for an orphan.
 func serve(st *status, ctl *os.File) int {
-	conn, err := serverConn()
-	if err != nil {
-		st.fail(at("serve socket", err))
-		return 1
-	}
-	chld := watchChildren()
-	if err := sendReady(conn, st); err != nil {
+	if err := sendReady(FDServe, st); err != nil {
 		st.fail(err)
 		return 1
 	}
@@ -68,58 +79,73 @@ func serve(st *status, ctl *os.File) int {
 	}
 	// The host's umask would otherwise leak in; 022 is what programs expect.
 	syscall.Umask(0o022)
-	reqs := make(chan request)
-	go readRequests(conn, reqs)
-	ctlc := make(chan byte, 1)
-	go readControl(ctl, ctlc)
-
-	s := &server{conn: conn, cmds: map[uint64]*command{}, mains: map[int]*command{}, led: newLedger()}
-	timer := time.NewTimer(time.Hour)
+	// Blocking sends, as the runtime's poller made them (a reply waits for room);
+	// receives do not wait (MSG_DONTWAIT).
+	if err := unix.SetNonblock(FDServe, false); err != nil {
+		st.fail(at("serve socket", err))
+		return 1
+	}
+	// ctl (FDControl, non-blocking since run) is read only when poll says so; it
+	// must stay reachable, or its finalizer would close the descriptor.
+	defer runtime.KeepAlive(ctl)
+	s := &server{sock: FDServe, ctl: FDControl, cmds: map[uint64]*command{}, mains: map[int]*command{},
+		led: newLedger(), buf: make([]byte, MaxMessage+1), oob: make([]byte, unix.CmsgSpace(4*3))}
 	for {
-		timer.Reset(s.interval())
-		select {
-		case <-chld:
-			s.reap()
-		case r, ok := <-reqs:
-			if !ok {
+		woke, err := s.wait()
+		if err != nil {
+			return s.shutdown(st)
+		}
+		if woke.sock {
+			if !s.receive() {
 				return s.shutdown(st)
 			}
-			s.handle(r)
-		case b, ok := <-ctlc:
-			if !ok {
+		}
+		if woke.ctl {
+			if !s.control() {
 				return s.shutdown(st)
 			}
-			if b == CtlTerminate {
-				_ = unix.Kill(-1, unix.SIGTERM)
-			}
-		case <-timer.C:
-			s.reap()
+		}
+		if woke.child || woke.timeout {
+			s.reap(woke.timeout)
 		}
 		s.progressKills()
 	}
 }
 
-// serverConn wraps FDServe for the runtime's poller.
-func serverConn() (*net.UnixConn, error) {
-	f := os.NewFile(FDServe, "serve")
-	c, err := net.FileConn(f)
-	f.Close()
-	if err != nil {
-		return nil, err
+// woken says what ended a wait.
+type woken struct{ sock, ctl, child, timeout bool }
+
+// wait polls the socket, the control pipe and the running main processes' pidfds
+// for at most interval.
+func (s *server) wait() (woken, error) {
+	ev := int16(unix.POLLIN)
+	s.pfds = append(s.pfds[:0], unix.PollFd{Fd: int32(s.sock), Events: ev}, unix.PollFd{Fd: int32(s.ctl), Events: ev})
+	for _, c := range s.mains {
+		s.pfds = append(s.pfds, unix.PollFd{Fd: int32(c.pidfd), Events: ev})
 	}
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		c.Close()
-		return nil, unix.EINVAL
+	n, err := unix.Poll(s.pfds, int(s.interval()/time.Millisecond))
+	switch {
+	case err == unix.EINTR:
+		return woken{child: true}, nil // most likely a SIGCHLD: a wait4 costs little
+	case err != nil:
+		return woken{}, at("poll", err)
+	case n == 0:
+		return woken{timeout: true}, nil
 	}
-	return uc, nil
+	var w woken
+	w.sock = s.pfds[0].Revents != 0
+	w.ctl = s.pfds[1].Revents != 0
+	for _, p := range s.pfds[2:] {
+		w.child = w.child || p.Revents != 0
+	}
+	return w, nil
 }
 
 // sendReady opens /workspace as the sandbox sees it (the overlay, after the pivot)
 // and sends it to the host, which does its file operations through it: it sees
 // exactly what the sandbox sees and never touches the upper layer behind the
 // overlay's back. O_PATH: the descriptor grants no access of its own.
-func sendReady(conn *net.UnixConn, st *status) error {
+func sendReady(sock int, st *status) error {
 	fd, err := unix.Open("/workspace", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return at("open /workspace", err)
@@ -130,48 +156,59 @@ func sendReady(conn *net.UnixConn, st *status) error {
 	if err != nil {
 		return at("ready", err)
 	}
-	if _, _, err := conn.WriteMsgUnix(b, unix.UnixRights(fd), nil); err != nil {
+	if err := unix.Sendmsg(sock, b, unix.UnixRights(fd), nil, 0); err != nil {
 		return at("send ready", err)
 	}
 	return nil
 }
 
-// readRequests receives Requests until the socket closes. A malformed message
-// ends the connection: the host is agentbox itself, so it is a bug, not input.
-func readRequests(conn *net.UnixConn, out chan<- request) {
-	defer close(out)
-	rc, err := conn.SyscallConn()
-	if err != nil {
-		return
-	}
-	buf := make([]byte, MaxMessage+1)
-	oob := make([]byte, unix.CmsgSpace(4*3))
+// receive handles every Request waiting on the socket and reports false once it
+// has closed. A malformed message ends the connection: the host is agentbox
+// itself, so it is a bug, not input.
+func (s *server) receive() bool {
 	for {
-		var n, oobn, flags int
-		var rerr error
-		err := rc.Read(func(fd uintptr) bool {
-			forkMu.Lock() // no descriptor arrives while RLIMIT_NOFILE is lent
-			n, oobn, flags, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
-			forkMu.Unlock()
-			return rerr != unix.EAGAIN
-		})
-		if err == nil {
-			err = rerr
+		n, oobn, flags, _, err := unix.Recvmsg(s.sock, s.buf, s.oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_DONTWAIT)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return true
 		}
 		var fds []int
 		if oobn > 0 {
-			fds = parseRights(oob[:oobn])
+			fds = parseRights(s.oob[:oobn])
 		}
 		if err != nil || n == 0 || flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
 			closeAll(fds)
-			return
+			return false
 		}
-		r, err := DecodeRequest(buf[:n])
+		r, err := DecodeRequest(s.buf[:n])
 		if err != nil {
 			closeAll(fds)
-			return
+			return false
 		}
-		out <- request{Request: r, fds: fds}
+		s.handle(request{Request: r, fds: fds})
+	}
+}
+
+// control acts on the host's control bytes and reports false at EOF.
+func (s *server) control() bool {
+	var b [16]byte
+	for {
+		n, err := unix.Read(s.ctl, b[:])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return true
+		case err != nil || n == 0:
+			return false
+		}
+		for _, c := range b[:n] {
+			if c == CtlTerminate {
+				_ = unix.Kill(-1, unix.SIGTERM)
+			}
+		}
 	}
 }
 
@@ -206,7 +243,8 @@ func (s *server) reply(r *Reply, fds ...int) {
 	if len(fds) > 0 {
 		oob = unix.UnixRights(fds...)
 	}
-	_, _, _ = s.conn.WriteMsgUnix(b, oob, nil)
+	for unix.Sendmsg(s.sock, b, oob, nil, 0) == unix.EINTR {
+	}
 }
 
 // interval is how long the loop may sleep without a scan.
@@ -275,20 +313,15 @@ func (s *server) exec(r request) {
 		fail(at("stdio", unix.EBADF))
 		return
 	}
-	pid, err := startExec(r.Request, r.fds)
+	pid, pidfd, err := startExec(r.Request, r.fds)
 	if err != nil {
 		fail(err)
 		return
 	}
-	c := &command{id: r.ID, pid: pid}
+	c := &command{id: r.ID, pid: pid, pidfd: pidfd}
 	s.cmds[r.ID] = c
 	s.mains[pid] = c
-	// Its stat is there even if it exited already: nobody reaped it yet.
-	p, err := readProc(pid)
-	if err != nil {
-		p = proc{pid: pid, sid: pid}
-	}
-	s.led.adopt(r.ID, p)
+	s.led.adopt(r.ID, pid)
 	if master >= 0 {
 		s.reply(&Reply{Kind: ReplyStarted, ID: r.ID, Pid: pid}, master)
 		return
@@ -305,9 +338,61 @@ func (s *server) scan() {
 }
 
 // reap collects every child that exited (the commands' main processes and the
-// orphans the init adopted), attributing its usage to its command.
-func (s *server) reap() {
-	s.scan()
+// orphans the init adopted), attributing its usage to its command. A main process
+// is its command's by pid; an orphan needs a scan first (a reaped process leaves
+// /proc), which is skipped when no other child is waiting to be reaped, unless
+// rescan asks for it (the scan timer). A command whose main process has exited and
+// which has no process left is reported gone at once: its OpKill would have nothing
+// to do.
+func (s *server) reap(rescan bool) {
+	exited := s.reapMains()
+	scanned := rescan || s.waiting()
+	if scanned {
+		s.scan()
+		if s.reapOrphans() {
+			// A main process reaped there exited after the scan, which
+			// therefore says nothing of what it left.
+			exited, scanned = true, false
+		}
+	}
+	if exited {
+		s.reportGone(scanned)
+	}
+}
+
+// reapMains reaps the main processes that have exited and reports whether any had.
+func (s *server) reapMains() bool {
+	exited := false
+	for pid, c := range s.mains {
+		var ws unix.WaitStatus
+		var ru unix.Rusage
+		got, err := unix.Wait4(pid, &ws, unix.WNOHANG, &ru)
+		for err == unix.EINTR {
+			got, err = unix.Wait4(pid, &ws, unix.WNOHANG, &ru)
+		}
+		if err != nil || got != pid {
+			continue
+		}
+		s.mainExited(c, ws, &ru)
+		exited = true
+	}
+	return exited
+}
+
+// mainExited reports the exit of c's main process, just reaped.
+func (s *server) mainExited(c *command, ws unix.WaitStatus, ru *unix.Rusage) {
+	s.led.reaped(c.pid)
+	delete(s.mains, c.pid)
+	unix.Close(c.pidfd)
+	c.usage.add(rusage(ru))
+	c.exited = true
+	s.reply(&Reply{Kind: ReplyExit, ID: c.id, WaitStatus: uint32(ws), Rusage: c.usage})
+}
+
+// reapOrphans reaps every other child that exited, after a scan attributed them,
+// and reports whether a main process was among them (it exited after reapMains
+// looked).
+func (s *server) reapOrphans() (mainExited bool) {
 	for {
 		var ws unix.WaitStatus
 		var ru unix.Rusage
@@ -316,25 +401,64 @@ func (s *server) reap() {
 			continue
 		}
 		if err != nil || pid <= 0 {
-			return
+			return mainExited
 		}
-		u := Rusage{UserNS: ru.Utime.Nano(), SysNS: ru.Stime.Nano(), MaxRSSKB: ru.Maxrss}
 		if c := s.mains[pid]; c != nil {
-			delete(s.mains, pid)
-			c.usage.add(u)
-			c.exited = true
-			s.reply(&Reply{Kind: ReplyExit, ID: c.id, WaitStatus: uint32(ws), Rusage: c.usage})
+			s.mainExited(c, ws, &ru)
+			mainExited = true
 			continue
 		}
-		id, ok := s.led.lookup(pid)
+		id, known := s.led.lookup(pid)
+		s.led.reaped(pid)
 		c := s.cmds[id]
 		switch {
-		case !ok || c == nil:
+		case !known || c == nil:
 		case c.exited:
-			c.extra.add(u)
+			c.extra.add(rusage(&ru))
 		default:
-			c.usage.add(u)
+			c.usage.add(rusage(&ru))
 		}
+	}
+}
+
+// reportGone sends ReplyGone for each command whose main process has exited and
+// which has no process left, and forgets it. What a scan after the exit found of a
+// command (scanned), less what was reaped since, is all there is of it: no process
+// of it was left to fork another. Without such a scan, a sandbox with no process
+// but the init has none left of any command; otherwise it scans.
+func (s *server) reportGone(scanned bool) {
+	if !scanned {
+		pids, err := proctab.PIDs()
+		if err != nil {
+			return
+		}
+		if len(pids) > 1 || (len(pids) == 1 && pids[0] != 1) {
+			s.scan()
+		} else {
+			for id := range s.led.members {
+				delete(s.led.members, id)
+			}
+		}
+	}
+	for id, c := range s.cmds {
+		if c.exited && !c.killing && len(s.led.members[id]) == 0 {
+			s.reply(&Reply{Kind: ReplyGone, ID: id, Rusage: c.extra})
+			s.forget(c)
+		}
+	}
+}
+
+// waiting reports whether a child has exited and is not reaped yet, without
+// reaping it (WNOWAIT).
+func (s *server) waiting() bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		// ECHILD: no child at all. With WNOHANG and none exited, info stays zero.
+		return err == nil && info.Signo != 0
 	}
 }
 
@@ -373,6 +497,7 @@ func (s *server) forget(c *command) {
 	delete(s.cmds, c.id)
 	if s.mains[c.pid] == c {
 		delete(s.mains, c.pid)
+		unix.Close(c.pidfd)
 	}
 	s.led.forget(c.id)
 }
@@ -406,6 +531,10 @@ func signalProc(p proc, sig syscall.Signal) {
 		return
 	}
 	_ = unix.PidfdSendSignal(fd, sig, nil, 0)
+}
+
+func rusage(ru *unix.Rusage) Rusage {
+	return Rusage{UserNS: ru.Utime.Nano(), SysNS: ru.Stime.Nano(), MaxRSSKB: ru.Maxrss}
 }
 
 func (u *Rusage) add(o Rusage) {
