@@ -80,6 +80,7 @@ type Snapshot struct {
 	Owner     Owner     `json:"owner"`
 	CreatedAt time.Time `json:"created_at"`
 	Depth     int       `json:"depth" jsonschema:"layers: this snapshot's and those below it"`
+	Bytes     int64     `json:"bytes" jsonschema:"what its layer holds, counted against the tenant's snapshot_bytes quota while an environment stands on it"`
 }
 
 // ForkRequest asks for Count environments made from a snapshot of one.

@@ -11,14 +11,18 @@ import (
 // EnvConfig is the environment manager's share of the daemon's configuration:
 // where state lives, the presets, the warm pools, the bound on environments, the
 // default idle pause, the artifact store's bounds (package env
-// enforces the artifact quotas: only the store can count them), and which
+// enforces the artifact and snapshot quotas: only it can count them), and which
 // recorded environments a restart may restore (access.Restorable: those the
 // tenants' configuration still allows).
 func EnvConfig(cfg *config.Config) env.Config {
 	quotas := map[string]env.ArtifactQuota{}
+	snaps := map[string]int64{}
 	for name, t := range cfg.Tenants {
 		if q := t.Quota; q.ArtifactBytes > 0 || q.Artifacts > 0 {
 			quotas[name] = env.ArtifactQuota{Bytes: int64(q.ArtifactBytes), Count: q.Artifacts}
+		}
+		if q := t.Quota.SnapshotBytes; q > 0 {
+			snaps[name] = int64(q)
 		}
 	}
 	var pools []env.Pool
@@ -34,5 +38,6 @@ func EnvConfig(cfg *config.Config) env.Config {
 		ArtifactTTL:        time.Duration(cfg.Artifacts.TTL),
 		ArtifactStoreBytes: int64(cfg.Artifacts.MaxBytes),
 		ArtifactGCInterval: time.Duration(cfg.Artifacts.GCInterval),
-		ArtifactQuotas:     quotas}
+		ArtifactQuotas:     quotas,
+		SnapshotQuotas:     snaps}
 }

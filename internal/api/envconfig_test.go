@@ -39,3 +39,26 @@ func TestEnvConfigRestorable(t *testing.T) {
 		t.Error("an environment of a tenant not configured is restorable")
 	}
 }
+
+// TestEnvConfigSnapshotQuota: a tenant's quota.snapshot_bytes reaches the
+// environment manager, and a tenant without one has no bound.
+func TestEnvConfigSnapshotQuota(t *testing.T) {
+	cfg, err := config.Parse([]byte(fmt.Sprintf(api.TestConfig, t.TempDir())), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var named string
+	for name, tc := range cfg.Tenants {
+		tc.Quota.SnapshotBytes = 5 << 20
+		cfg.Tenants[name] = tc
+		named = name
+		break
+	}
+	if named == "" {
+		t.Fatal("the test config has no tenant")
+	}
+	ec := api.EnvConfig(cfg)
+	if ec.SnapshotQuotas[named] != 5<<20 || len(ec.SnapshotQuotas) != 1 {
+		t.Fatalf("snapshot quotas %v, want only %s: 5 MiB", ec.SnapshotQuotas, named)
+	}
+}

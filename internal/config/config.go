@@ -250,6 +250,9 @@ type Quota struct {
 	// store: the summed size and the number of its artifacts.
 	ArtifactBytes Size `yaml:"artifact_bytes"`
 	Artifacts     int  `yaml:"artifacts"`
+	// SnapshotBytes bounds what the tenant's environment snapshots hold (their
+	// sealed layers, each counted once until the last environment on it goes).
+	SnapshotBytes Size `yaml:"snapshot_bytes"`
 }
 
 // Rate bounds a tenant's requests with a token bucket (0: unbounded).

@@ -20,7 +20,7 @@ shutdown: {grace: 5s}
 limits: {request_bytes: 2M, default_memory: 256M, max_ttl: 1h, max_output_total: 16M, body_timeout: 5s, max_connections: 8, max_environments: 50, idle_pause: 10m}
 artifacts: {ttl: 24h, max_bytes: 2G, gc_interval: 1m}
 tenants:
-  acme: {quota: {environments: 4, memory: 2G, artifact_bytes: 1G, artifacts: 100}, workspace_roots: [/srv/work/acme/], rate: {per_second: 10, burst: 20},
+  acme: {quota: {environments: 4, memory: 2G, artifact_bytes: 1G, artifacts: 100, snapshot_bytes: 3G}, workspace_roots: [/srv/work/acme/], rate: {per_second: 10, burst: 20},
          network: {allow: ["*.example.com", "preset:npm"], allow_private: [10.1.0.0/16]}, templates: {use: [python-pytest], build: ["go:1.22"]}}
   beta: {}
 tokens:
@@ -43,7 +43,7 @@ func TestParse(t *testing.T) {
 		t.Fatalf("parsed %+v", c)
 	}
 	a := c.Tenants["acme"]
-	if a.Quota.Environments != 4 || a.Quota.Memory != 2<<30 || a.Quota.ArtifactBytes != 1<<30 || a.Quota.Artifacts != 100 ||
+	if a.Quota.Environments != 4 || a.Quota.Memory != 2<<30 || a.Quota.ArtifactBytes != 1<<30 || a.Quota.Artifacts != 100 || a.Quota.SnapshotBytes != 3<<30 ||
 		a.WorkspaceRoots[0] != "/srv/work/acme" || a.Rate.Burst != 20 || a.Network == nil || len(a.Network.Allow) != 2 ||
 		a.Network.AllowPrivate[0].String() != "10.1.0.0/16" || c.Tenants["beta"].Network != nil ||
 		c.WorkspacePresets["py"] != "/srv/presets/py" {

@@ -55,7 +55,7 @@ tenants:
     # templates:
     #   use: [python-pytest]
     #   build: [python-pytest]
-    # quota: {environments: 0, memory: 0, artifact_bytes: 0, artifacts: 0}   # 0: unbounded
+    # quota: {environments: 0, memory: 0, artifact_bytes: 0, artifacts: 0, snapshot_bytes: 0}   # 0: unbounded
     # rate: {per_second: 0, burst: 0}                                        # 0: unbounded
 
 tokens:

@@ -67,6 +67,13 @@ type Config struct {
 	// its quota is a *QuotaError (once expired artifacts are collected). A
 	// tenant not named has only the store's bounds.
 	ArtifactQuotas map[string]ArtifactQuota
+	// SnapshotQuotas bound the bytes each tenant's snapshots hold: the used
+	// space of their sealed layers (RAM for a memory layer, the host's disk for
+	// a disk one), each counted once however many environments stand on it,
+	// until the last of them is destroyed. A Snapshot (or a Fork that takes
+	// one) past the quota fails with ErrQuota before anything changed. A tenant
+	// not named has no such bound.
+	SnapshotQuotas map[string]int64
 	// ArtifactGCInterval is how often expired artifacts are collected.
 	// Default 10 minutes.
 	ArtifactGCInterval time.Duration

@@ -38,6 +38,9 @@ type Manager struct {
 	tombs  map[string]tomb
 	order  []string // tomb ids, oldest first
 	closed bool
+	// snapBytes is what each tenant's snapshots in snaps hold (Snapshot.Bytes),
+	// and the seals under way have reserved (SnapshotQuotas).
+	snapBytes map[string]int64
 	// creating counts the environments creates and forks are making (reserve): not in envs until
 	// adopted, they count against MaxEnvironments meanwhile.
 	creating int
@@ -81,7 +84,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		lock.Close()
 		return nil, fmt.Errorf("env: state directory %s is used by another agentbox process: %w", cfg.StateDir, ErrBusy)
 	}
-	m := &Manager{cfg: cfg, lock: lock, envs: map[string]*environment{}, snaps: map[string]*snapshot{}, tombs: map[string]tomb{},
+	m := &Manager{cfg: cfg, lock: lock, envs: map[string]*environment{}, snaps: map[string]*snapshot{}, snapBytes: map[string]int64{}, tombs: map[string]tomb{},
 		stop: make(chan struct{}), reaperDone: make(chan struct{}), fill: make(chan struct{}, 1), fillerDone: make(chan struct{})}
 	fail := func(err error) (*Manager, error) {
 		lock.Close()

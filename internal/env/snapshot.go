@@ -35,6 +35,9 @@ type Snapshot struct {
 	CreatedAt time.Time `json:"created_at"`
 	// Depth counts the layers: this snapshot's and those below it.
 	Depth int `json:"depth"`
+	// Bytes is what its layer holds (sandbox.Layer.Bytes), counted against
+	// its tenant's Config.SnapshotQuotas while it lives.
+	Bytes int64 `json:"bytes"`
 }
 
 // snapshot is a Snapshot's layer, kept while anything uses it.
@@ -87,6 +90,7 @@ func (m *Manager) release(s *snapshot) {
 			break
 		}
 		delete(m.snaps, s.info.ID)
+		m.snapBytes[s.info.Owner.Tenant] -= s.info.Bytes
 		gone = append(gone, s)
 	}
 	m.mu.Unlock()
@@ -159,18 +163,33 @@ func (m *Manager) seal(e *environment) (_ *snapshot, lost bool, _ error) {
 		unseal()
 		return nil, false, fmt.Errorf("%w: environment %s is on %d snapshots, the most one may have: create a fresh environment", ErrQuota, e.id, maxDepth)
 	}
+	tenant := e.info.Owner.Tenant
+	reserved, err := m.reserveSnapshot(ns, e.id, tenant)
+	if err != nil {
+		unseal()
+		return nil, false, err
+	}
 	layer, err := ns.Seal()
 	if errors.Is(err, sandbox.ErrUnsupported) {
+		m.unreserveSnapshot(tenant, reserved)
 		unseal()
 		return nil, false, fmt.Errorf("%w: environment %s: %v", ErrInvalid, e.id, err)
 	}
+	var size int64
+	if err == nil {
+		if size, err = layer.Bytes(); err != nil {
+			layer.Close()
+		}
+	}
 	if err != nil {
+		m.unreserveSnapshot(tenant, reserved)
 		return nil, true, fmt.Errorf("environment %s: snapshot: %w", e.id, err)
 	}
 	s := &snapshot{layer: layer, below: top, refs: 1, info: Snapshot{ID: newSnapshotID(), EnvID: e.id, Owner: e.info.Owner,
-		CreatedAt: time.Now().UTC(), Depth: top.depth() + 1}}
+		CreatedAt: time.Now().UTC(), Depth: top.depth() + 1, Bytes: size}}
 	m.mu.Lock()
 	m.snaps[s.info.ID] = s
+	m.snapBytes[tenant] += size - reserved // the sealed layer's size in place of the estimate
 	m.mu.Unlock()
 	// e's hold on top passes to s.
 	old := e.root
@@ -182,6 +201,43 @@ func (m *Manager) seal(e *environment) (_ *snapshot, lost bool, _ error) {
 		return nil, true, fmt.Errorf("environment %s: snapshot: %w", e.id, err)
 	}
 	return s, false, nil
+}
+
+// reserveSnapshot counts what sealing ns would add to tenant's snapshots
+// against its quota (none: nothing counted), measured with ns frozen, before
+// the seal: past the quota it fails with ErrQuota, ns running on untouched.
+// What ns writes between the measure and the seal's kill is counted after
+// the check.
+// The caller gives back the reservation (unreserveSnapshot) or replaces it with
+// the sealed layer's size.
+func (m *Manager) reserveSnapshot(ns *sandbox.Sandbox, id, tenant string) (int64, error) {
+	quota := m.cfg.SnapshotQuotas[tenant]
+	if quota <= 0 {
+		return 0, nil
+	}
+	var size int64
+	err := ns.Frozen(func() error {
+		var err error
+		size, err = ns.UpperBytes()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("environment %s: snapshot: %w", id, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if held := m.snapBytes[tenant]; held+size > quota {
+		return 0, fmt.Errorf("%w: environment %s: a snapshot of its %d bytes written, with the %d bytes tenant %s's snapshots hold, passes its snapshot quota of %d bytes: destroy environments on snapshots no longer needed (a snapshot goes with the last environment on it), or ask for a bigger snapshot_bytes",
+			ErrQuota, id, size, held, tenant, quota)
+	}
+	m.snapBytes[tenant] += size
+	return size, nil
+}
+
+func (m *Manager) unreserveSnapshot(tenant string, n int64) {
+	m.mu.Lock()
+	m.snapBytes[tenant] -= n
+	m.mu.Unlock()
 }
 
 // ForkOptions say how many environments Fork makes and from what.

@@ -70,6 +70,58 @@ func sealedTree(dir string) (*os.File, error) {
 	return tree, nil
 }
 
+// Bytes is what the layer holds: the used bytes of its file systems (the
+// workspace's state tmpfs or disk layer, and the image root's), as statfs
+// counts them. It does not change: the layer is read-only.
+func (l *Layer) Bytes() (int64, error) {
+	n, err := usedBytes(int(l.tree.Fd()))
+	if err == nil && l.root != nil {
+		var r int64
+		r, err = usedBytes(int(l.root.Fd()))
+		n += r
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sandbox: layer size: %w", err)
+	}
+	return n, nil
+}
+
+// UpperBytes is what Seal would make a Layer of now (see Layer.Bytes); 0
+// without an overlay workspace.
+func (s *Sandbox) UpperBytes() (int64, error) {
+	if s.UpperDir() == "" {
+		return 0, nil
+	}
+	dirs := []string{s.state}
+	if s.cfg.Image != nil {
+		dirs = append(dirs, filepath.Join(s.state, "root"))
+	}
+	var total int64
+	for _, d := range dirs {
+		f, err := os.OpenFile(d, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return 0, fmt.Errorf("sandbox: upper layer size: %w", err)
+		}
+		n, err := usedBytes(int(f.Fd()))
+		f.Close()
+		if err != nil {
+			return 0, fmt.Errorf("sandbox: upper layer size: %w", err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// usedBytes is the used space of the file system fd is on: a tmpfs's pages,
+// an ext4's data and directory blocks (its own overhead excluded).
+func usedBytes(fd int) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(fd, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Blocks-st.Bfree) * st.Bsize, nil
+}
+
 // Dir returns a path through which the host reads the layer (for a diff),
 // valid while it is open.
 func (l *Layer) Dir() string { return fmt.Sprintf("/proc/self/fd/%d", l.tree.Fd()) }

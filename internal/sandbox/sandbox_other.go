@@ -29,6 +29,12 @@ type Layer struct{}
 // Seal fails with ErrUnsupported.
 func (s *Sandbox) Seal() (*Layer, error) { return nil, ErrUnsupported }
 
+// Bytes fails with ErrUnsupported.
+func (l *Layer) Bytes() (int64, error) { return 0, ErrUnsupported }
+
+// UpperBytes fails with ErrUnsupported.
+func (s *Sandbox) UpperBytes() (int64, error) { return 0, ErrUnsupported }
+
 // Dir returns "".
 func (l *Layer) Dir() string { return "" }
 

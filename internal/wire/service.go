@@ -59,7 +59,7 @@ func (s *Service) Resume(ctx context.Context, id string) (client.Environment, er
 
 func (s *Service) Snapshot(ctx context.Context, id string) (client.Snapshot, error) {
 	sn, err := s.svc.Snapshot(ctx, none, id)
-	return client.Snapshot{ID: sn.ID, EnvID: sn.EnvID, Owner: owner(sn.Owner), CreatedAt: sn.CreatedAt, Depth: sn.Depth}, err
+	return client.Snapshot{ID: sn.ID, EnvID: sn.EnvID, Owner: owner(sn.Owner), CreatedAt: sn.CreatedAt, Depth: sn.Depth, Bytes: sn.Bytes}, err
 }
 
 func (s *Service) Fork(ctx context.Context, id string, r client.ForkRequest) ([]client.Environment, error) {

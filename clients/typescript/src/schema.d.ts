@@ -848,6 +848,8 @@ export interface components {
             created_at: string;
             /** @description layers: this snapshot's and those below it (at most 16) */
             depth: number;
+            /** @description what its layer holds, counted against the tenant's snapshot_bytes quota while an environment stands on it */
+            bytes: number;
         };
         ForkRequest: {
             count: number;
