@@ -8,6 +8,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/internal/image"
+	"github.com/agentbox/agentbox/internal/testenv"
 )
 
 // TestPauseToDisk: an environment on a disk layer holds 48 MiB its command
@@ -131,4 +136,88 @@ func loopsOf(t *testing.T, dir string) []string {
 		}
 	}
 	return out
+}
+
+// TestDiskLayerSnapshot: an environment on a disk layer snapshots and forks as
+// one on a memory layer does (the sealed ext4 layer mounted idmapped below
+// each fork's own disk layer), its snapshot's Bytes counts what was written,
+// and a fork pauses to disk.
+func TestDiskLayerSnapshot(t *testing.T) {
+	m := newManager(t, Config{ReapInterval: time.Hour})
+	ctx := context.Background()
+	id := create(t, m, CreateOptions{Layer: LayerDisk, Limits: Limits{WorkspaceSize: 64 << 20}}).ID
+	sh(t, m, id, "head -c 4194304 /dev/zero > base && echo source > who")
+	s, err := m.Snapshot(ctx, alice, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Bytes < 4<<20 || s.Bytes > 5<<20 {
+		t.Errorf("the snapshot of 4 MiB written on a disk layer holds %d bytes", s.Bytes)
+	}
+	forks, err := m.Fork(ctx, alice, id, ForkOptions{Count: 2, Snapshot: s.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range forks {
+		if f.Layer != LayerDisk {
+			t.Errorf("fork %d: layer %q", i, f.Layer)
+		}
+		if out := sh(t, m, f.ID, "cat who; echo fork"+string(rune('0'+i))+" > who; wc -c < base"); out != "source\n4194304\n" {
+			t.Errorf("fork %d saw %q", i, out)
+		}
+	}
+	if p, err := m.Pause(ctx, alice, forks[0].ID, PauseOptions{ToDisk: true}); err != nil || !p.PausedToDisk {
+		t.Fatalf("Pause to disk of a fork = %+v, %v", p, err)
+	}
+	if _, err := m.Resume(ctx, alice, forks[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range forks {
+		if out := sh(t, m, f.ID, "cat who"); out != "fork"+string(rune('0'+i))+"\n" {
+			t.Errorf("fork %d's own write reads %q", i, out)
+		}
+	}
+}
+
+// TestDiskLayerTemplate: on a template, a disk-layer environment's root upper
+// layer is a disk layer too: a write to the root outlives a pause to disk and
+// carries into a snapshot's fork.
+func TestDiskLayerTemplate(t *testing.T) {
+	testenv.RequireRoot(t) // the image store needs root
+	store, err := image.OpenStore(filepath.Join(t.TempDir(), "images"), image.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := image.ParseSpec([]byte("base: {host: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Build(context.Background(), spec, image.BuildOptions{Name: "host"}); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, Config{Images: store, ReapInterval: time.Hour})
+	ctx := context.Background()
+	id := create(t, m, CreateOptions{Template: "host", Layer: LayerDisk, Limits: Limits{WorkspaceSize: 64 << 20}}).ID
+	var st unix.Statfs_t
+	root := filepath.Join(filepath.Dir(envOf(t, m, id).ns().UpperDir()), "root")
+	if err := unix.Statfs(root, &st); err != nil || st.Type != unix.EXT4_SUPER_MAGIC {
+		t.Fatalf("the root's upper layer %s is on fs type %#x (%v), want ext4", root, st.Type, err)
+	}
+	sh(t, m, id, "echo root-write > /var/tmp/agentbox-disk-layer-x")
+	if _, err := m.Pause(ctx, alice, id, PauseOptions{ToDisk: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Resume(ctx, alice, id); err != nil {
+		t.Fatal(err)
+	}
+	if out := sh(t, m, id, "cat /var/tmp/agentbox-disk-layer-x"); out != "root-write\n" {
+		t.Errorf("after a pause to disk the root write reads %q", out)
+	}
+	forks, err := m.Fork(ctx, alice, id, ForkOptions{Count: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := sh(t, m, forks[0].ID, "cat /var/tmp/agentbox-disk-layer-x"); out != "root-write\n" {
+		t.Errorf("the fork's root reads %q", out)
+	}
 }
