@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/access"
 	"github.com/agentbox/agentbox/internal/agent"
 	"github.com/agentbox/agentbox/internal/config"
 	"github.com/agentbox/agentbox/internal/coordinator"
@@ -26,14 +29,14 @@ type coordinatorOptions struct {
 	stateDir, listen      string
 	envURL, envTokenFile  string
 	tokenFile, apiKeyFile string
-	baseURL               string
+	baseURL, config       string
 }
 
 func coordinatorCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "coordinator", Short: "Host agent sessions as a service, apart from the environment daemon"}
 	o := coordinatorOptions{}
 	serve := &cobra.Command{
-		Use:   "serve --state-dir DIR --env-url URL --env-token-file FILE --token-file FILE [--listen HOST:PORT]",
+		Use:   "serve --state-dir DIR --env-url URL (--env-token-file FILE --token-file FILE | --config FILE) [--listen HOST:PORT]",
 		Short: "Serve the sessions API (api/coordinator.yaml), driving each session against an environment daemon",
 		Long: `Serve hosts durable agent sessions in a process of its own, with a state
 directory of its own (never an environment daemon's): each session's journal is
@@ -45,7 +48,22 @@ $ANTHROPIC_API_KEY) and go to the model endpoint only: --base-url, else the
 provider's. A session's policy.base_url may only repeat it (a caller's own URL
 would receive the key).
 
-Callers authenticate with the bearer token in --token-file. On start every
+Callers authenticate with the bearer token in --token-file: one tenant,
+"local", whose sessions reach the daemon with --env-token-file. With --config
+FILE instead, the coordinator has the tenants and tokens the file lists, in the
+format of agentbox serve's tokens:
+
+  tenants:
+    acme:
+      env_token_file: acme-env.token  # the daemon's token of acme's environments
+      quota: {sessions: 4}            # sessions that have not ended, at most
+      rate: {per_second: 20, burst: 40}
+  tokens:
+    - {name: acme-ci, file: acme.token, tenant: acme}  # or sha256: or token:
+
+Each request acts for its token's tenant: another tenant's session is not
+found (404), and a tenant's sessions reach the daemon only with its own
+env token (no two tenants may share one). On start every
 session that has not ended is resumed (recovery as agentbox resume does, in the
 environment it worked in if the daemon still has it, else in a new one
 re-derived from the journal); SIGTERM stops the drivers without ending their
@@ -60,7 +78,8 @@ process at a crash point of a session (see agentbox agent --help).`,
 	f.StringVar(&o.listen, "listen", "127.0.0.1:7171", "TCP address to listen on (port 0: any free port, printed)")
 	f.StringVar(&o.envURL, "env-url", "", "the environment daemon: http://HOST:PORT or unix:SOCKET (required)")
 	f.StringVar(&o.envTokenFile, "env-token-file", "", "file holding the environment daemon's bearer token (required)")
-	f.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token callers of this API must send (required, at least 16 bytes)")
+	f.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token callers of this API must send (at least 16 bytes; required without --config)")
+	f.StringVar(&o.config, "config", "", "the coordinator's tenants and tokens (YAML, see above) instead of --token-file and --env-token-file")
 	f.StringVar(&o.apiKeyFile, "api-key-file", "", "file holding the model API key (default: $OPENAI_API_KEY or $ANTHROPIC_API_KEY)")
 	f.StringVar(&o.baseURL, "base-url", "", "the model endpoint, the only one the key is sent to (default: the provider's)")
 	cmd.AddCommand(serve)
@@ -80,6 +99,30 @@ func readToken(flag, path, what string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// coordinatorConfig reads the coordinator's tenants and tokens: --config's,
+// or one tenant of --token-file and --env-token-file.
+func coordinatorConfig(o coordinatorOptions) (*config.Coordinator, error) {
+	if o.config != "" {
+		if o.tokenFile != "" || o.envTokenFile != "" {
+			return nil, errors.New("--config lists the tokens and each tenant's env_token_file: leave --token-file and --env-token-file out")
+		}
+		return config.LoadCoordinator(o.config)
+	}
+	envTok, err := readToken("env-token-file", o.envTokenFile, "the daemon's token, e.g. the agentbox.token that agentbox config init writes (or give --config)")
+	if err != nil {
+		return nil, err
+	}
+	tok, err := readToken("token-file", o.tokenFile, "the token of your choice that callers will send, at least 16 bytes: head -c 24 /dev/urandom | base64 > FILE (or give --config)")
+	if err != nil {
+		return nil, err
+	}
+	cc, err := config.LocalCoordinator(tok, envTok)
+	if err != nil {
+		return nil, fmt.Errorf("--token-file and --env-token-file: %w", err)
+	}
+	return cc, nil
+}
+
 // coordIdle is how long the coordinator keeps an idle keep-alive connection.
 const coordIdle = 2 * time.Minute
 
@@ -90,26 +133,26 @@ func coordinatorServe(ctx context.Context, o coordinatorOptions) error {
 	if o.envURL == "" {
 		return errors.New("--env-url is required: the environment daemon (agentbox serve) as http://HOST:PORT or unix:SOCKET")
 	}
-	envTok, err := readToken("env-token-file", o.envTokenFile, "the daemon's token, e.g. the agentbox.token that agentbox config init writes")
+	cc, err := coordinatorConfig(o)
 	if err != nil {
 		return err
 	}
-	tok, err := readToken("token-file", o.tokenFile, "the token of your choice that callers will send, at least 16 bytes: head -c 24 /dev/urandom | base64 > FILE")
-	if err != nil {
-		return err
+	tenants := map[string]coordinator.Tenant{}
+	for name, t := range cc.Tenants {
+		co := client.Options{Token: t.EnvToken}
+		if sock, ok := strings.CutPrefix(o.envURL, "unix:"); ok {
+			co.Socket = sock
+		} else {
+			co.URL = o.envURL
+		}
+		ec, err := client.New(co)
+		if err != nil {
+			return fmt.Errorf("--env-url: %w", err)
+		}
+		defer ec.Close()
+		tenants[name] = coordinator.Tenant{Env: ec, Sessions: t.Quota.Sessions}
 	}
-	co := client.Options{Token: envTok}
-	if sock, ok := strings.CutPrefix(o.envURL, "unix:"); ok {
-		co.Socket = sock
-	} else {
-		co.URL = o.envURL
-	}
-	ec, err := client.New(co)
-	if err != nil {
-		return fmt.Errorf("--env-url: %w", err)
-	}
-	defer ec.Close()
-	if err := ec.Health(ctx); err != nil {
+	if err := tenants[slices.Min(slices.Collect(maps.Keys(tenants)))].Env.Health(ctx); err != nil {
 		fmt.Fprintf(stderr, "agentbox coordinator: the environment daemon does not answer yet (%v); sessions wait for it\n", err)
 	}
 	if same, _ := sameDir(o.stateDir, config.DefaultStateDir()); same {
@@ -126,16 +169,13 @@ func coordinatorServe(ctx context.Context, o coordinatorOptions) error {
 		return ao.policyFor()
 	}
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "agentbox coordinator: "+format+"\n", a...) }
-	h, err := coordinator.Open(coordinator.Config{StateDir: o.stateDir, Env: ec, Policy: policy, Logf: logf,
+	h, err := coordinator.Open(coordinator.Config{StateDir: o.stateDir, Tenants: tenants, Policy: policy, Logf: logf,
 		Journal: journal.Options{Crash: crashHook(os.Getenv("AGENTBOX_CRASH_AT"))}})
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	api, err := sessionapi.New(h, tok)
-	if err != nil {
-		return fmt.Errorf("--token-file: %w", err)
-	}
+	api := sessionapi.New(h, access.NewTokenAuth(cc.Tokens, cc.Rates()))
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)

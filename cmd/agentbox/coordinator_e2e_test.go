@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,7 +41,7 @@ type coord struct {
 }
 
 // startCoord runs a coordinator on state (reused to restart) and waits until
-// it serves.
+// it serves: one tenant, its token coordToken, unless env gives --config.
 func startCoord(t *testing.T, d *daemon, state string, env ...string) *coord {
 	t.Helper()
 	dir := filepath.Dir(state)
@@ -53,8 +54,10 @@ func startCoord(t *testing.T, d *daemon, state string, env ...string) *coord {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	args := []string{"coordinator", "serve", "--state-dir", state, "--listen", "127.0.0.1:0",
-		"--env-url", "unix:" + d.socket, "--env-token-file", envTok, "--token-file", tok}
+	args := []string{"coordinator", "serve", "--state-dir", state, "--listen", "127.0.0.1:0", "--env-url", "unix:" + d.socket}
+	if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "--config") }) {
+		args = append(args, "--env-token-file", envTok, "--token-file", tok)
+	}
 	c.cmd = exec.Command(agentbox)
 	c.cmd.Env = os.Environ()
 	for _, e := range env {

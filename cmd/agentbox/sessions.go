@@ -311,7 +311,7 @@ func (c *coordFlags) client() (*sessionapi.Client, error) {
 	tok := os.Getenv("AGENTBOX_COORDINATOR_TOKEN")
 	if c.tokenFile != "" {
 		var err error
-		if tok, err = readToken("coordinator-token-file", c.tokenFile, "the coordinator's --token-file token"); err != nil {
+		if tok, err = readToken("coordinator-token-file", c.tokenFile, "a token of the coordinator: its --token-file, or one its --config lists"); err != nil {
 			return nil, err
 		}
 	}

@@ -13,15 +13,26 @@ import (
 
 // Auth maps bearer tokens to callers and applies each tenant's request rate.
 type Auth struct {
-	tokens []config.Token
-	mu     sync.Mutex
-	rates  map[string]*bucket
-	cfg    *config.Config
+	tokens  []config.Token
+	rateOf  map[string]config.Rate
+	mu      sync.Mutex
+	buckets map[string]*bucket
 }
 
-// NewAuth returns the authenticator of cfg's tokens.
+// NewAuth returns the authenticator of the daemon's tokens in cfg.
 func NewAuth(cfg *config.Config) *Auth {
-	return &Auth{tokens: cfg.Tokens, rates: map[string]*bucket{}, cfg: cfg}
+	rates := map[string]config.Rate{}
+	for name, t := range cfg.Tenants {
+		rates[name] = t.Rate
+	}
+	return NewTokenAuth(cfg.Tokens, rates)
+}
+
+// NewTokenAuth returns the authenticator of tokens (loaded: digests only),
+// applying rates by tenant (a tenant not named: unbounded). The coordinator's
+// API uses it with its own tokens (config.Coordinator).
+func NewTokenAuth(tokens []config.Token, rates map[string]config.Rate) *Auth {
+	return &Auth{tokens: tokens, rateOf: rates, buckets: map[string]*bucket{}}
 }
 
 // Verify returns the caller a token stands for. Every configured digest is compared
@@ -47,20 +58,20 @@ func (a *Auth) Verify(token string) (Caller, bool) {
 
 // allow takes one request from the tenant's bucket.
 func (a *Auth) allow(tenant string) bool {
-	r := a.cfg.Tenants[tenant].Rate
+	r := a.rateOf[tenant]
 	if r.PerSecond <= 0 {
 		return true
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	b := a.rates[tenant]
+	b := a.buckets[tenant]
 	if b == nil {
 		burst := float64(r.Burst)
 		if burst < 1 {
 			burst = max(1, r.PerSecond)
 		}
 		b = &bucket{rate: r.PerSecond, burst: burst, tokens: burst, last: time.Now()}
-		a.rates[tenant] = b
+		a.buckets[tenant] = b
 	}
 	return b.take(time.Now())
 }

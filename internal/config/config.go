@@ -444,12 +444,33 @@ func (c *Config) finish(dir string) error {
 	if err := c.checkTemplateBuilders(); err != nil {
 		return err
 	}
-	if len(c.Tokens) == 0 {
+	if err := loadTokens(c.Tokens, dir, func(name string) bool { _, ok := c.Tenants[name]; return ok }); err != nil {
+		return err
+	}
+	for i := range c.Tokens {
+		t := &c.Tokens[i]
+		if len(t.Scopes) == 0 {
+			return bad("%s: no scopes", t.Name)
+		}
+		for _, s := range t.Scopes {
+			if !slices.Contains(AllScopes, s) {
+				return bad("%s: unknown scope %q (known: %s)", t.Name, s, strings.Join(AllScopes, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// loadTokens names the unnamed tokens, turns their secrets into digests and
+// checks that no token appears twice and that each names a tenant that is
+// configured (tenant reports which are).
+func loadTokens(tokens []Token, dir string, tenant func(string) bool) error {
+	if len(tokens) == 0 {
 		return bad("no tokens: nobody could use the server")
 	}
 	seen := map[[sha256.Size]byte]bool{}
-	for i := range c.Tokens {
-		t := &c.Tokens[i]
+	for i := range tokens {
+		t := &tokens[i]
 		if t.Name == "" {
 			t.Name = fmt.Sprintf("token #%d", i+1)
 		}
@@ -460,16 +481,8 @@ func (c *Config) finish(dir string) error {
 			return bad("%s: the same token appears twice", t.Name)
 		}
 		seen[t.Digest] = true
-		if _, ok := c.Tenants[t.Tenant]; !ok {
+		if !tenant(t.Tenant) {
 			return bad("%s: tenant %q is not configured", t.Name, t.Tenant)
-		}
-		if len(t.Scopes) == 0 {
-			return bad("%s: no scopes", t.Name)
-		}
-		for _, s := range t.Scopes {
-			if !slices.Contains(AllScopes, s) {
-				return bad("%s: unknown scope %q (known: %s)", t.Name, s, strings.Join(AllScopes, ", "))
-			}
 		}
 	}
 	return nil
@@ -523,22 +536,31 @@ func (t *Token) load(dir string) error {
 		}
 		t.Digest = sha256.Sum256([]byte(t.Token))
 	default:
-		p := t.File
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
-		}
-		b, err := os.ReadFile(p)
+		s, err := secretFile(t.File, dir, t.Name)
 		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrConfig, t.Name, err)
-		}
-		s := strings.TrimSpace(string(b))
-		if len(s) < 16 {
-			return bad("%s: token in file shorter than 16 characters", t.Name)
+			return err
 		}
 		t.Digest = sha256.Sum256([]byte(s))
 	}
 	t.SHA256, t.Token, t.File = "", "", ""
 	return nil
+}
+
+// secretFile reads the token in the file at p (relative to dir), trimmed of
+// white space; what names it for an error.
+func secretFile(p, dir, what string) (string, error) {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %v", ErrConfig, what, err)
+	}
+	s := strings.TrimSpace(string(b))
+	if len(s) < 16 {
+		return "", bad("%s: token in file shorter than 16 characters", what)
+	}
+	return s, nil
 }
 
 // Size is a byte count written like "512M" in YAML.

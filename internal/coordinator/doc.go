@@ -14,8 +14,13 @@
 // waiting for the daemon, and a session whose environment the restarted daemon
 // reaped resumed in a new one re-derived from its journal.
 //
-// It does not speak HTTP (package sessionapi does), authenticate anyone, or
-// decide permissions itself: each session's Permissions do, and a person's
+// Every session belongs to a tenant (Config.Tenants), recorded in its
+// journal: each method takes the caller's tenant and finds only that tenant's
+// sessions, and a session reaches the daemon only with its tenant's daemon
+// client, so the daemon's tenant boundary holds between the coordinator's.
+//
+// It does not speak HTTP (package sessionapi does), authenticate anyone (it
+// is told the tenant), or decide permissions itself: each session's Permissions do, and a person's
 // answers go through the journal's mailbox (agent.AnswerRequest), the same
 // path as agentbox sessions approve DIR.
 package coordinator

@@ -99,7 +99,7 @@ func (h *Host) drive(ctx context.Context, s *session) error {
 	if len(test) == 0 {
 		test = []string{"python3", "-B", "-m", "unittest", "-v"}
 	}
-	e, err := tool.OpenEnv(ctx, tool.EnvOptions{Service: h.remote, ID: id, Gate: perms,
+	e, err := tool.OpenEnv(ctx, tool.EnvOptions{Service: s.tenant.remote, ID: id, Gate: perms,
 		Tools: tool.BuiltinOptions{TestCommand: test, Env: []string{"PYTHONDONTWRITEBYTECODE=1"}}})
 	if err != nil {
 		return err
@@ -114,7 +114,7 @@ func (h *Host) drive(ctx context.Context, s *session) error {
 	ro := agent.Options{Goal: sp.Goal, Policy: pol, Tools: e.Registry, Limits: lim, Model: model, EnvID: id, Permissions: perms}
 	wctx, lost := context.WithCancelCause(ctx)
 	defer lost(nil)
-	go h.watch(wctx, id, func() {
+	go h.watch(wctx, s.tenant, id, func() {
 		// Fenced first, as Close does: what the driver had in flight in the
 		// lost environment is left open, for recovery in the next one.
 		if _, err := s.store.Acquire(context.WithoutCancel(ctx)); err != nil {
@@ -163,7 +163,7 @@ func (r restorer) Restore(ctx context.Context, diff []byte) error {
 func (h *Host) environment(ctx context.Context, s *session) (id string, fresh bool, err error) {
 	sp := s.spec.Env
 	if sp.ID != "" {
-		if err := h.alive(ctx, sp.ID); err != nil {
+		if err := alive(ctx, s.tenant, sp.ID); err != nil {
 			return "", false, fmt.Errorf("environment %s: %w", sp.ID, err)
 		}
 		if err := s.store.SetMeta("env", envRecord{ID: sp.ID}); err != nil {
@@ -176,7 +176,7 @@ func (h *Host) environment(ctx context.Context, s *session) (id string, fresh bo
 		return "", false, err
 	}
 	if rec.ID == "" { // made just before a crash, perhaps
-		envs, err := h.cfg.Env.List(ctx, map[string]string{sessionLabel: s.id})
+		envs, err := s.tenant.env.List(ctx, map[string]string{sessionLabel: s.id})
 		if err != nil {
 			return "", false, fmt.Errorf("list environments: %w", err)
 		}
@@ -185,7 +185,7 @@ func (h *Host) environment(ctx context.Context, s *session) (id string, fresh bo
 		}
 	}
 	if rec.ID != "" {
-		err := h.alive(ctx, rec.ID)
+		err := alive(ctx, s.tenant, rec.ID)
 		if err == nil {
 			return rec.ID, false, s.store.SetMeta("env", rec)
 		}
@@ -195,7 +195,7 @@ func (h *Host) environment(ctx context.Context, s *session) (id string, fresh bo
 		h.cfg.Logf("session %s: environment %s is gone; re-deriving the workspace in a new one", s.id, rec.ID)
 	}
 	ttl := max(s.spec.Budgets.limits().MaxWall, agent.DefaultMaxWall) + time.Hour
-	info, err := h.remote.Create(ctx, env.CreateOptions{Owner: env.Owner{Task: "session:" + s.id}, Workspace: sp.Workspace,
+	info, err := s.tenant.remote.Create(ctx, env.CreateOptions{Owner: env.Owner{Task: "session:" + s.id}, Workspace: sp.Workspace,
 		Preset: sp.Preset, Template: sp.Template, TTL: ttl, Labels: map[string]string{sessionLabel: s.id},
 		Limits: env.Limits{Memory: sp.Limits.MemoryBytes, Pids: sp.Limits.Pids, CPUs: sp.Limits.CPUs, WorkspaceSize: sp.Limits.WorkspaceBytes}})
 	if err != nil {
@@ -212,18 +212,18 @@ var errEnvLost = fmt.Errorf("%w: the environment is gone", agent.ErrDetached)
 // envPoll is how often a driver's environment is checked for.
 const envPoll = time.Second
 
-// watch calls lost once the daemon answers that the environment id is gone;
-// a daemon that does not answer is not taken as an answer.
-func (h *Host) watch(ctx context.Context, id string, lost func()) {
-	t := time.NewTicker(envPoll)
-	defer t.Stop()
+// watch calls lost once the daemon answers that the tenant's environment id
+// is gone; a daemon that does not answer is not taken as an answer.
+func (h *Host) watch(ctx context.Context, t *tenant, id string, lost func()) {
+	tick := time.NewTicker(envPoll)
+	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-tick.C:
 		}
-		e, err := h.cfg.Env.Get(ctx, id)
+		e, err := t.env.Get(ctx, id)
 		if client.IsCode(err, client.CodeNotFound) || (err == nil && e.State == "destroyed") {
 			h.cfg.Logf("environment %s is gone: the session goes on in a new one", id)
 			lost()
@@ -232,11 +232,11 @@ func (h *Host) watch(ctx context.Context, id string, lost func()) {
 	}
 }
 
-// alive checks that an environment exists, resuming a paused one.
-func (h *Host) alive(ctx context.Context, id string) error {
-	e, err := h.cfg.Env.Get(ctx, id)
+// alive checks that the tenant's environment exists, resuming a paused one.
+func alive(ctx context.Context, t *tenant, id string) error {
+	e, err := t.env.Get(ctx, id)
 	if err == nil && e.State == "paused" {
-		_, err = h.cfg.Env.Resume(ctx, id)
+		_, err = t.env.Resume(ctx, id)
 	}
 	return err
 }
@@ -248,7 +248,7 @@ func (h *Host) release(ctx context.Context, s *session) error {
 	if err := s.store.Meta("env", &rec); err != nil || !rec.Owned {
 		return nil
 	}
-	if err := h.cfg.Env.Destroy(ctx, rec.ID); err != nil && !client.IsCode(err, client.CodeNotFound) {
+	if err := s.tenant.env.Destroy(ctx, rec.ID); err != nil && !client.IsCode(err, client.CodeNotFound) {
 		return fmt.Errorf("destroy environment %s: %w", rec.ID, err)
 	}
 	return nil
@@ -266,9 +266,10 @@ type Answered struct {
 // as agentbox sessions approve|deny DIR REQUEST does: a waiting driver records
 // it and goes on; a paused session's driver is started again, to continue the
 // held call. by names who answered.
-func (h *Host) Answer(id, request string, allow bool, scope, by string) (Answered, error) {
+func (h *Host) Answer(tenant, id, request string, allow bool, scope, by string) (Answered, error) {
 	var out Answered
-	i, err := h.deliver(id, func(s *journal.Store) error {
+	i, err := h.deliver(tenant, id, func(ss *session) error {
+		s := ss.store
 		st, err := s.Load()
 		if err != nil {
 			return err // the journal's fault, not the request's
@@ -293,9 +294,9 @@ func (h *Host) Answer(id, request string, allow bool, scope, by string) (Answere
 // agent.Resolve as agentbox sessions resolve DIR CALL does (outcome succeeded
 // or failed), and starts the session's driver again. Only a session no driver
 // runs is resolved: Resolve takes the journal's next epoch.
-func (h *Host) Resolve(ctx context.Context, id, call, outcome, note string) (Info, error) {
-	return h.deliver(id, func(st *journal.Store) error {
-		s, _ := h.session(id)
+func (h *Host) Resolve(ctx context.Context, tenant, id, call, outcome, note string) (Info, error) {
+	return h.deliver(tenant, id, func(s *session) error {
+		st := s.store
 		s.mu.Lock()
 		running := s.cancel != nil
 		s.mu.Unlock()
@@ -320,9 +321,10 @@ func (h *Host) Resolve(ctx context.Context, id, call, outcome, note string) (Inf
 // in the session's steering inbox with agent.Steer, as agentbox sessions steer
 // DIR does; a running driver takes it at its next safe point, a paused
 // session's driver is started to take it.
-func (h *Host) Steer(id, kind, message, by string) (trace.SteerRequest, Info, error) {
+func (h *Host) Steer(tenant, id, kind, message, by string) (trace.SteerRequest, Info, error) {
 	var r trace.SteerRequest
-	i, err := h.deliver(id, func(s *journal.Store) error {
+	i, err := h.deliver(tenant, id, func(ss *session) error {
+		s := ss.store
 		st, err := s.Load()
 		if err != nil {
 			return err
@@ -342,15 +344,15 @@ func (h *Host) Steer(id, kind, message, by string) (trace.SteerRequest, Info, er
 	return r, i, err
 }
 
-// deliver leaves something for a session's driver in its journal with put
-// (an answer, a verdict, a steer), then starts a driver
+// deliver leaves something for one of the tenant's sessions' driver in its
+// journal with put (an answer, a verdict, a steer), then starts a driver
 // unless one runs, so that a paused session takes it at once.
-func (h *Host) deliver(id string, put func(*journal.Store) error) (Info, error) {
-	s, err := h.session(id)
+func (h *Host) deliver(tenant, id string, put func(*session) error) (Info, error) {
+	s, err := h.session(tenant, id)
 	if err != nil {
 		return Info{}, err
 	}
-	if err := put(s.store); err != nil {
+	if err := put(s); err != nil {
 		return Info{}, err
 	}
 	h.start(s)

@@ -10,14 +10,14 @@ import (
 // tailPoll is how often Tail looks for new events in the journal.
 const tailPoll = 50 * time.Millisecond
 
-// Tail calls fn with the session's events after seq after, in order, as the
+// Tail calls fn with the tenant's session's events after seq after, in order, as the
 // journal commits them, and returns once the session's last event is sent (it
 // ended, or was cancelled with no driver) or ctx ends. The journal is the only
 // source: a client that reconnects with the seq it saw last (the SSE
 // Last-Event-ID) gets exactly the events it missed, whichever driver, and
 // whichever coordinator process, committed them.
-func (h *Host) Tail(ctx context.Context, id string, after int64, fn func(trace.Event) error) error {
-	s, err := h.session(id)
+func (h *Host) Tail(ctx context.Context, tenant, id string, after int64, fn func(trace.Event) error) error {
+	s, err := h.session(tenant, id)
 	if err != nil {
 		return err
 	}

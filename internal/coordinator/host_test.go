@@ -21,6 +21,9 @@ import (
 
 const envToken = "env-token-0123456789abcdef"
 
+// local is the one tenant of the hosts open makes.
+const local = config.LocalCoordinatorTenant
+
 // daemon serves an in-process environment manager over HTTP, as agentbox
 // serve does, and returns its client and a workspace under its root.
 func daemon(t *testing.T) (*client.Client, string) {
@@ -45,7 +48,7 @@ func daemon(t *testing.T) (*client.Client, string) {
 
 func open(t *testing.T, c *client.Client, state string) *Host {
 	t.Helper()
-	h, err := Open(Config{StateDir: state, Env: c, Journal: journal.Options{NoSync: true},
+	h, err := Open(Config{StateDir: state, Tenants: map[string]Tenant{local: {Env: c}}, Journal: journal.Options{NoSync: true},
 		Policy: func(p PolicySpec) (agent.Policy, []string, error) { return &agent.Scripted{Mode: p.Mode}, nil, nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -53,11 +56,11 @@ func open(t *testing.T, c *client.Client, state string) *Host {
 	return h
 }
 
-func wait(t *testing.T, h *Host, id string, cond func(Info) bool) Info {
+func wait(t *testing.T, h *Host, tenant, id string, cond func(Info) bool) Info {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		i, err := h.Get(id)
+		i, err := h.Get(tenant, id)
 		if err == nil && cond(i) {
 			return i
 		}
@@ -81,18 +84,18 @@ func TestHostRestart(t *testing.T) {
 	c, ws := daemon(t)
 	state := t.TempDir()
 	h := open(t, c, state)
-	if _, err := Open(Config{StateDir: state, Env: c, Policy: h.cfg.Policy}); err == nil || !strings.Contains(err.Error(), "another coordinator") {
+	if _, err := Open(Config{StateDir: state, Tenants: h.cfg.Tenants, Policy: h.cfg.Policy}); err == nil || !strings.Contains(err.Error(), "another coordinator") {
 		t.Fatalf("a second coordinator on the state directory: %v", err)
 	}
 	spec := func(grants ...string) Spec {
 		return Spec{Goal: "the long task", Policy: PolicySpec{Name: "scripted", Mode: agent.ModeLong}, Env: EnvSpec{Workspace: ws},
 			Ledger: true, TestCommand: []string{"true"}, Grants: grants}
 	}
-	ref, err := h.Create(spec("tool:ledger.append"))
+	ref, err := h.Create(local, spec("tool:ledger.append"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	asked, err := h.Create(spec())
+	asked, err := h.Create(local, spec())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +111,7 @@ func TestHostRestart(t *testing.T) {
 			if n == 0 {
 				defer close(refTailed)
 			}
-			h.Tail(ctx, id, 0, func(e trace.Event) error {
+			h.Tail(ctx, local, id, 0, func(e trace.Event) error {
 				if e.Seq != counts[n]+1 {
 					t.Errorf("%s: event %d after %d", id, e.Seq, counts[n])
 				}
@@ -119,11 +122,11 @@ func TestHostRestart(t *testing.T) {
 	}
 	go func() {
 		for ctx.Err() == nil {
-			h.List()
+			h.List(local)
 		}
 	}()
-	want := wait(t, h, ref.ID, func(i Info) bool { return i.State == StateEnded })
-	a := wait(t, h, asked.ID, func(i Info) bool { return len(i.Awaiting) == 1 })
+	want := wait(t, h, local, ref.ID, func(i Info) bool { return i.State == StateEnded })
+	a := wait(t, h, local, asked.ID, func(i Info) bool { return len(i.Awaiting) == 1 })
 	if want.StopReason != "done" {
 		t.Fatalf("the granted session: %+v", want)
 	}
@@ -151,15 +154,15 @@ func TestHostRestart(t *testing.T) {
 
 	h = open(t, c, state)
 	defer h.Close()
-	r := wait(t, h, asked.ID, func(i Info) bool { return i.Recoveries == 1 && len(i.Awaiting) == 1 })
-	if _, err := h.Answer(asked.ID, r.Awaiting[0].Request.ID, true, "", "test"); err != nil {
+	r := wait(t, h, local, asked.ID, func(i Info) bool { return i.Recoveries == 1 && len(i.Awaiting) == 1 })
+	if _, err := h.Answer(local, asked.ID, r.Awaiting[0].Request.ID, true, "", "test"); err != nil {
 		t.Fatal(err)
 	}
-	fin := wait(t, h, asked.ID, func(i Info) bool { return i.State == StateEnded })
+	fin := wait(t, h, local, asked.ID, func(i Info) bool { return i.State == StateEnded })
 	if fin.StopReason != "done" || fin.Diff != want.Diff || fin.EnvID != a.EnvID {
 		t.Fatalf("after the restart: %s (%s), same diff %v, environment %s (was %s)", fin.StopReason, fin.Detail, fin.Diff == want.Diff, fin.EnvID, a.EnvID)
 	}
-	if i, _ := h.Get(ref.ID); i.State != StateEnded || i.Recoveries != 0 {
+	if i, _ := h.Get(local, ref.ID); i.State != StateEnded || i.Recoveries != 0 {
 		t.Errorf("the ended session after the restart: %+v", i)
 	}
 }

@@ -6,16 +6,19 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/agentbox/agentbox/internal/config"
 	"github.com/agentbox/agentbox/internal/journal"
 	"github.com/agentbox/agentbox/internal/trace"
 )
 
-// session is one hosted session: its journal, and its driver while one runs.
+// session is one hosted session: its tenant, its journal, and its driver
+// while one runs.
 type session struct {
-	id    string
-	dir   string
-	store *journal.Store
-	spec  Spec
+	id     string
+	dir    string
+	store  *journal.Store
+	spec   Spec
+	tenant *tenant
 
 	mu        sync.Mutex
 	cancel    func(error) // the running driver's; nil: none runs
@@ -24,7 +27,9 @@ type session struct {
 	err       string // why the last driver could not run the session
 }
 
-// load opens a session of the state directory.
+// load opens a session of the state directory. One recorded for a tenant
+// that is not configured (removed from the configuration since) is closed
+// again and left on disk: nothing of it is served or resumed.
 func (h *Host) load(id string) (*session, error) {
 	dir := filepath.Join(h.cfg.StateDir, "sessions", id)
 	st, err := journal.Open(dir, h.cfg.Journal)
@@ -32,7 +37,19 @@ func (h *Host) load(id string) (*session, error) {
 		return nil, err
 	}
 	s := &session{id: id, dir: dir, store: st}
-	err = st.Meta("spec", &s.spec)
+	name := config.LocalCoordinatorTenant // recorded before the coordinator had tenants
+	err = st.Meta("tenant", &name)
+	if errors.Is(err, journal.ErrNoSession) {
+		err = nil
+	}
+	if err == nil {
+		if s.tenant = h.tenants[name]; s.tenant == nil {
+			err = fmt.Errorf("recorded for tenant %q, which is not configured: left on disk (%s), not resumed", name, dir)
+		}
+	}
+	if err == nil {
+		err = st.Meta("spec", &s.spec)
+	}
 	if err == nil {
 		err = st.Meta("cancelled", &s.cancelled)
 		if errors.Is(err, journal.ErrNoSession) {

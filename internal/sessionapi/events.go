@@ -25,7 +25,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("%s", err))
 		return
 	}
-	i, err := s.host.Get(id)
+	i, err := s.host.Get(tenant(r), id)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -57,7 +57,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	go st.KeepAlive(ctx, cancel)
-	s.host.Tail(ctx, id, after, func(e trace.Event) error {
+	s.host.Tail(ctx, tenant(r), id, after, func(e trace.Event) error {
 		st.Event(string(e.Type), strconv.FormatInt(e.Seq, 10), e)
 		return st.Flush()
 	})

@@ -2,16 +2,15 @@ package sessionapi
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/access"
 	"github.com/agentbox/agentbox/internal/coordinator"
 )
 
@@ -20,21 +19,19 @@ const maxBody = 1 << 20
 
 // Server serves a Host's sessions.
 type Server struct {
-	host  *coordinator.Host
-	token string
-	mux   *http.ServeMux
+	host *coordinator.Host
+	auth *access.Auth
+	mux  *http.ServeMux
 }
 
-// New serves h to callers holding token (at least 16 bytes).
-func New(h *coordinator.Host, token string) (*Server, error) {
-	if len(token) < 16 {
-		return nil, errors.New("sessionapi: the token must be at least 16 bytes")
-	}
-	s := &Server{host: h, token: token, mux: http.NewServeMux()}
+// New serves h to the callers auth knows (config.Coordinator's tokens): each
+// request acts for its token's tenant, on that tenant's sessions only.
+func New(h *coordinator.Host, auth *access.Auth) *Server {
+	s := &Server{host: h, auth: auth, mux: http.NewServeMux()}
 	for _, rt := range s.routes() {
 		h := rt.h
 		if rt.auth {
-			h = s.auth(h)
+			h = s.authenticate(h)
 		}
 		s.mux.HandleFunc(rt.pattern, h)
 	}
@@ -42,7 +39,7 @@ func New(h *coordinator.Host, token string) (*Server, error) {
 		writeError(w, &apiError{http.StatusNotFound, client.Error{Code: client.CodeNotFound,
 			Message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), SuggestedAction: "see api/coordinator.yaml for the routes"}})
 	})
-	return s, nil
+	return s
 }
 
 type route struct {
@@ -72,17 +69,31 @@ func (s *Server) routes() []route {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// auth lets a request through with the token, in constant time.
-func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
+// authenticate lets a request through with a known bearer token (the
+// Authorization header only, compared in constant time by access.Auth) within
+// its tenant's rate, the caller in its context.
+func (s *Server) authenticate(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(s.token)) != 1 {
+		c, err := s.auth.Request(r)
+		switch {
+		case errors.Is(err, access.ErrRate):
+			writeError(w, &apiError{http.StatusTooManyRequests, client.Error{Code: client.CodeRate, Message: err.Error(), Retryable: true,
+				SuggestedAction: "slow down: the tenant's rate (tenants.NAME.rate) is spent; retry shortly"}})
+			return
+		case err != nil:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agentbox coordinator"`)
 			writeError(w, &apiError{http.StatusUnauthorized, client.Error{Code: client.CodeAuth, Message: "missing or wrong bearer token",
-				SuggestedAction: "send Authorization: Bearer <token> with the token of agentbox coordinator serve --token-file"}})
+				SuggestedAction: "send Authorization: Bearer <token> with a token of agentbox coordinator serve (--token-file, or the tokens of its --config)"}})
 			return
 		}
-		next(w, r)
+		next(w, r.WithContext(access.WithCaller(r.Context(), c)))
 	}
+}
+
+// tenant is the tenant the request's token names (authenticate put it there).
+func tenant(r *http.Request) string {
+	c, _ := access.CallerFrom(r.Context())
+	return c.Tenant
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
@@ -91,7 +102,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	i, err := s.host.Create(spec)
+	i, err := s.host.Create(tenant(r), spec)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -100,7 +111,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
-	is, err := s.host.List()
+	is, err := s.host.List(tenant(r))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -109,7 +120,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
-	i, err := s.host.Get(r.PathValue("id"))
+	i, err := s.host.Get(tenant(r), r.PathValue("id"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -118,7 +129,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
-	i, err := s.host.Cancel(r.PathValue("id"))
+	i, err := s.host.Cancel(tenant(r), r.PathValue("id"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -127,7 +138,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
-	i, err := s.host.Get(r.PathValue("id"))
+	i, err := s.host.Get(tenant(r), r.PathValue("id"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -151,7 +162,7 @@ func (s *Server) answer(allow bool) http.HandlerFunc {
 				return
 			}
 		}
-		out, err := s.host.Answer(r.PathValue("id"), r.PathValue("request"), allow, a.Scope, "api")
+		out, err := s.host.Answer(tenant(r), r.PathValue("id"), r.PathValue("request"), allow, a.Scope, "api")
 		if err != nil {
 			writeError(w, err)
 			return
@@ -173,7 +184,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	i, err := s.host.Resolve(r.Context(), r.PathValue("id"), r.PathValue("call"), v.As, v.Note)
+	i, err := s.host.Resolve(r.Context(), tenant(r), r.PathValue("id"), r.PathValue("call"), v.As, v.Note)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -193,7 +204,7 @@ func (s *Server) steer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	st, i, err := s.host.Steer(r.PathValue("id"), v.Kind, v.Message, "api")
+	st, i, err := s.host.Steer(tenant(r), r.PathValue("id"), v.Kind, v.Message, "api")
 	if err != nil {
 		writeError(w, err)
 		return
@@ -250,6 +261,8 @@ func writeError(w http.ResponseWriter, err error) {
 		e = client.Error{Code: client.CodeNotFound, Message: err.Error(), SuggestedAction: HintList, Status: http.StatusNotFound}
 	case errors.Is(err, coordinator.ErrInvalid):
 		e = client.Error{Code: client.CodeInvalid, Message: err.Error(), SuggestedAction: "fix the request as the message says", Status: http.StatusBadRequest}
+	case errors.Is(err, coordinator.ErrQuota):
+		e = client.Error{Code: client.CodeQuota, Message: err.Error(), SuggestedAction: "cancel one of the tenant's sessions (POST /v1/sessions/{id}/cancel) or wait for one to end", Status: http.StatusTooManyRequests}
 	case errors.Is(err, coordinator.ErrConflict), errors.Is(err, coordinator.ErrEnded):
 		e = client.Error{Code: client.CodeConflict, Message: err.Error(), SuggestedAction: HintState, Status: http.StatusConflict}
 	case errors.Is(err, context.Canceled):

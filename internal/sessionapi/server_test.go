@@ -2,30 +2,67 @@ package sessionapi
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentbox/agentbox/client"
+	"github.com/agentbox/agentbox/internal/access"
 	"github.com/agentbox/agentbox/internal/agent"
+	"github.com/agentbox/agentbox/internal/config"
 	"github.com/agentbox/agentbox/internal/coordinator"
 )
 
-const token = "test-token-0123456789abcdef"
+// The tokens of the two tenants of newServer's coordinator.
+const (
+	token  = "test-token-0123456789abcdef"
+	tokenB = "bob-token-0123456789abcdefg"
+)
 
-// newServer serves a Host whose environment daemon is not there: requests
-// are checked before anything reaches it.
-func newServer(t *testing.T) *httptest.Server {
+// newServer serves a Host with two tenants, alice (token, at most quota
+// sessions that have not ended) and bob (tokenB), whose environment daemon is
+// not there: requests are checked before anything reaches it. The tenants and
+// tokens are read from a coordinator configuration file, as coordinator serve
+// --config reads them.
+func newServer(t *testing.T, quota int) *httptest.Server {
 	t.Helper()
-	ec, err := client.New(client.Options{URL: "http://127.0.0.1:1"})
+	dir := t.TempDir()
+	for name, tok := range map[string]string{"alice-env.token": "abx_alice_env_0123456789", "bob-env.token": "abx_bob_env_0123456789ab"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(tok+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yml := fmt.Sprintf(`tenants:
+  alice: {env_token_file: alice-env.token, quota: {sessions: %d}}
+  bob: {env_token_file: bob-env.token}
+tokens:
+  - {name: alice, token: %s, tenant: alice}
+  - {name: bob, sha256: %x, tenant: bob}
+`, quota, token, sha256.Sum256([]byte(tokenB)))
+	if err := os.WriteFile(filepath.Join(dir, "coordinator.yaml"), []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cc, err := config.LoadCoordinator(filepath.Join(dir, "coordinator.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := coordinator.Open(coordinator.Config{StateDir: t.TempDir(), Env: ec,
+	tenants := map[string]coordinator.Tenant{}
+	for name, tc := range cc.Tenants {
+		ec, err := client.New(client.Options{URL: "http://127.0.0.1:1", Token: tc.EnvToken})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tenants[name] = coordinator.Tenant{Env: ec, Sessions: tc.Quota.Sessions}
+	}
+	h, err := coordinator.Open(coordinator.Config{StateDir: t.TempDir(), Tenants: tenants,
 		Policy: func(p coordinator.PolicySpec) (agent.Policy, []string, error) {
 			if p.Name != "scripted" || p.Mode != "good" {
 				return nil, nil, errors.New(`use scripted with mode good`)
@@ -35,11 +72,7 @@ func newServer(t *testing.T) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(h, token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
+	ts := httptest.NewServer(New(h, access.NewTokenAuth(cc.Tokens, cc.Rates())))
 	t.Cleanup(func() {
 		ts.Close()
 		if err := h.Close(); err != nil {
@@ -74,14 +107,14 @@ func do(t *testing.T, ts *httptest.Server, method, path, auth, body string) (int
 // /healthz refuses a request without the exact token, before it reads the
 // body or looks the session up.
 func TestAuth(t *testing.T) {
-	ts := newServer(t)
+	ts := newServer(t, 0)
 	routes := [][2]string{{"POST", "/v1/sessions"}, {"GET", "/v1/sessions"}, {"GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA"},
 		{"GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA/events"}, {"POST", "/v1/sessions/s-AAAAAAAAAAAAAAAA/cancel"},
 		{"GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA/approvals"}, {"POST", "/v1/sessions/s-AAAAAAAAAAAAAAAA/approvals/req_1/approve"},
 		{"POST", "/v1/sessions/s-AAAAAAAAAAAAAAAA/approvals/req_1/deny"}, {"POST", "/v1/sessions/s-AAAAAAAAAAAAAAAA/calls/call_1/resolve"},
 		{"POST", "/v1/sessions/s-AAAAAAAAAAAAAAAA/steer"}}
-	for _, auth := range []string{"", "Bearer", "Bearer ", "Bearer wrong", "bearer " + token, "Bearer " + token[:len(token)-1],
-		"Bearer " + token + "x", "Basic " + token, "Bearer  " + token} {
+	for _, auth := range []string{"", "Bearer", "Bearer ", "Bearer wrong", "Bearer " + token[:len(token)-1], "Bearer " + token + "x",
+		"Basic " + token, "Bearer " + token + " " + tokenB, "Bearer abx_alice_env_0123456789", token, "Bearer " + strings.ToUpper(token)} {
 		for _, rt := range routes {
 			if st, body := do(t, ts, rt[0], rt[1], auth, `{"goal":"x"}`); st != 401 || !strings.Contains(body, `"EAUTH"`) {
 				t.Errorf("%s %s with %q: %d %s", rt[0], rt[1], auth, st, body)
@@ -99,7 +132,7 @@ func TestAuth(t *testing.T) {
 // TestCreateValidation: a bad session request is refused with 400 and a
 // message naming what is wrong; nothing is created.
 func TestCreateValidation(t *testing.T) {
-	ts := newServer(t)
+	ts := newServer(t, 0)
 	env := `"environment":{"workspace":"/w"}`
 	pol := `"policy":{"name":"scripted","mode":"good"}`
 	for _, tc := range []struct{ name, body, want string }{
@@ -134,7 +167,7 @@ func TestCreateValidation(t *testing.T) {
 // there waits for it (the error shown), and answers to requests it does not await
 // are refused with 400 naming the request.
 func TestSessionErrors(t *testing.T) {
-	ts := newServer(t)
+	ts := newServer(t, 0)
 	a := "Bearer " + token
 	if st, body := do(t, ts, "GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA", a, ""); st != 404 || !strings.Contains(body, "ENOENT") {
 		t.Errorf("a missing session: %d %s", st, body)
