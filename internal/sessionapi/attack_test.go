@@ -16,7 +16,7 @@ import (
 // every route; a Last-Event-ID or ?after= that is negative, overflows or is
 // not a number is 400 naming it, before the session is looked up.
 func TestHostileIDs(t *testing.T) {
-	ts := newServer(t, 0)
+	ts := newServer(t, "")
 	a := "Bearer " + token
 	for _, id := range []string{"..", "..%2F..%2Fetc", "%2e%2e%2f%2e%2e%2fsessions", "s-AAAA%00", "." + strings.Repeat("%2F..", 40)} {
 		for _, route := range []string{"GET /v1/sessions/" + id, "GET /v1/sessions/" + id + "/events", "POST /v1/sessions/" + id + "/cancel",
@@ -71,7 +71,7 @@ func create(t *testing.T, ts *httptest.Server, tok string) string {
 // too (an id is looked up, never guessed into); the tokens sent in the query
 // string, as some clients do, are not read (401), nor is alice's daemon token.
 func TestTenantBoundary(t *testing.T) {
-	ts := newServer(t, 0)
+	ts := newServer(t, "")
 	alice := create(t, ts, token)
 	bobs := create(t, ts, tokenB)
 	absent := "s-" + strings.Repeat("A", 16)
@@ -138,7 +138,7 @@ func TestTenantBoundary(t *testing.T) {
 // are not counted against it nor refused by it; a cancelled session frees its
 // place.
 func TestSessionQuota(t *testing.T) {
-	ts := newServer(t, 2)
+	ts := newServer(t, "quota: {sessions: 2}")
 	first := create(t, ts, token)
 	create(t, ts, token)
 	body := `{"goal":"x","policy":{"name":"scripted","mode":"good"},"environment":{"workspace":"/w"}}`

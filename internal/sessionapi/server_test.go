@@ -27,12 +27,12 @@ const (
 	tokenB = "bob-token-0123456789abcdefg"
 )
 
-// newServer serves a Host with two tenants, alice (token, at most quota
-// sessions that have not ended) and bob (tokenB), whose environment daemon is
-// not there: requests are checked before anything reaches it. The tenants and
-// tokens are read from a coordinator configuration file, as coordinator serve
-// --config reads them.
-func newServer(t *testing.T, quota int) *httptest.Server {
+// newServer serves a Host with two tenants, alice (token; alice is more of
+// her configuration, as YAML: a quota, a rate) and bob (tokenB), whose
+// environment daemon is not there: requests are checked before anything
+// reaches it. The tenants and tokens are read from a coordinator configuration
+// file, as coordinator serve --config reads them.
+func newServer(t *testing.T, alice string) *httptest.Server {
 	t.Helper()
 	dir := t.TempDir()
 	for name, tok := range map[string]string{"alice-env.token": "abx_alice_env_0123456789", "bob-env.token": "abx_bob_env_0123456789ab"} {
@@ -41,12 +41,12 @@ func newServer(t *testing.T, quota int) *httptest.Server {
 		}
 	}
 	yml := fmt.Sprintf(`tenants:
-  alice: {env_token_file: alice-env.token, quota: {sessions: %d}}
+  alice: {env_token_file: alice-env.token, %s}
   bob: {env_token_file: bob-env.token}
 tokens:
   - {name: alice, token: %s, tenant: alice}
   - {name: bob, sha256: %x, tenant: bob}
-`, quota, token, sha256.Sum256([]byte(tokenB)))
+`, alice, token, sha256.Sum256([]byte(tokenB)))
 	if err := os.WriteFile(filepath.Join(dir, "coordinator.yaml"), []byte(yml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func do(t *testing.T, ts *httptest.Server, method, path, auth, body string) (int
 // /healthz refuses a request without the exact token, before it reads the
 // body or looks the session up.
 func TestAuth(t *testing.T) {
-	ts := newServer(t, 0)
+	ts := newServer(t, "")
 	routes := [][2]string{{"POST", "/v1/sessions"}, {"GET", "/v1/sessions"}, {"GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA"},
 		{"GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA/events"}, {"POST", "/v1/sessions/s-AAAAAAAAAAAAAAAA/cancel"},
 		{"GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA/approvals"}, {"POST", "/v1/sessions/s-AAAAAAAAAAAAAAAA/approvals/req_1/approve"},
@@ -132,7 +132,7 @@ func TestAuth(t *testing.T) {
 // TestCreateValidation: a bad session request is refused with 400 and a
 // message naming what is wrong; nothing is created.
 func TestCreateValidation(t *testing.T) {
-	ts := newServer(t, 0)
+	ts := newServer(t, "")
 	env := `"environment":{"workspace":"/w"}`
 	pol := `"policy":{"name":"scripted","mode":"good"}`
 	for _, tc := range []struct{ name, body, want string }{
@@ -167,7 +167,7 @@ func TestCreateValidation(t *testing.T) {
 // there waits for it (the error shown), and answers to requests it does not await
 // are refused with 400 naming the request.
 func TestSessionErrors(t *testing.T) {
-	ts := newServer(t, 0)
+	ts := newServer(t, "")
 	a := "Bearer " + token
 	if st, body := do(t, ts, "GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA", a, ""); st != 404 || !strings.Contains(body, "ENOENT") {
 		t.Errorf("a missing session: %d %s", st, body)
@@ -193,5 +193,24 @@ func TestSessionErrors(t *testing.T) {
 	}
 	if st, body := do(t, ts, "GET", "/v1/sessions/"+id+"/events?from=end", a, ""); st != 400 || !strings.Contains(body, `from=\"end\"`) {
 		t.Errorf("a bad starting point: %d %s", st, body)
+	}
+}
+
+// TestTenantRate: a tenant past its rate (tenants.NAME.rate) gets 429 ERATE,
+// retryable, on any route; another tenant's requests are not counted against it.
+func TestTenantRate(t *testing.T) {
+	ts := newServer(t, "rate: {per_second: 0.001, burst: 2}")
+	for i := range 2 {
+		if st, body := do(t, ts, "GET", "/v1/sessions", "Bearer "+token, ""); st != 200 {
+			t.Fatalf("request %d within the burst: %d %s", i+1, st, body)
+		}
+	}
+	if st, body := do(t, ts, "GET", "/v1/sessions/s-AAAAAAAAAAAAAAAA", "Bearer "+token, ""); st != 429 || !strings.Contains(body, `"ERATE"`) || !strings.Contains(body, `"retryable":true`) {
+		t.Errorf("past the rate: %d %s, want 429 ERATE", st, body)
+	}
+	for range 5 {
+		if st, body := do(t, ts, "GET", "/v1/sessions", "Bearer "+tokenB, ""); st != 200 {
+			t.Fatalf("bob, who has no rate: %d %s", st, body)
+		}
 	}
 }
