@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -219,5 +220,67 @@ func TestOnExitInvalid(t *testing.T) {
 	_, stderr, status := cli(t, "serve", "--on-exit", "later", "--socket", filepath.Join(t.TempDir(), "s.sock"))
 	if status == 0 || !strings.Contains(stderr, `--on-exit "later": give keep or destroy`) {
 		t.Fatalf("status %d, stderr %q", status, stderr)
+	}
+}
+
+// TestRestartRootRemoved: an environment kept by a daemon's stop is not
+// restored by a daemon whose configuration no longer has its workspace under
+// the tenant's workspace_roots: its tenant does not find it, the log says
+// why, and its files stay for a daemon whose configuration allows it again,
+// which restores it with them.
+func TestRestartRootRemoved(t *testing.T) {
+	testenv.SkipShort(t, "a daemon stopped and restarted with another configuration")
+	dir := t.TempDir()
+	d := startDaemon(t, dir)
+	d.stop()
+	d = &daemon{t: t, socket: d.socket, state: d.state, work: d.work, cfg: d.cfg, keep: true}
+	d.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e, err := d.client(e2eToken).Create(ctx, client.CreateRequest{Workspace: filepath.Join(d.work, "proj")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := d.client(e2eToken).Exec(ctx, e.ID, client.ExecRequest{Argv: []string{"sh", "-c", "echo kept > f"}}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("write a file: %+v %v", res, err)
+	}
+	d.stop()
+
+	allowed, err := os.ReadFile(d.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other")
+	os.MkdirAll(other, 0o755)
+	narrowed := strings.Replace(string(allowed), "workspace_roots: ["+d.work+"]", "workspace_roots: ["+other+"]", 1)
+	if narrowed == string(allowed) {
+		t.Fatal("the test's configuration has no workspace_roots to narrow")
+	}
+	if err := os.WriteFile(d.cfg, []byte(narrowed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d = &daemon{t: t, socket: d.socket, state: d.state, work: d.work, cfg: d.cfg, keep: true}
+	d.start()
+	if list, err := d.client(e2eToken).List(ctx, nil); err != nil || len(list) != 0 {
+		t.Errorf("List with the root removed = %+v, %v; want nothing", list, err)
+	}
+	if _, err := d.client(e2eToken).Get(ctx, e.ID); !client.IsCode(err, client.CodeNotFound) {
+		t.Errorf("Get with the root removed: %v, want not found", err)
+	}
+	d.stop()
+	log, _ := os.ReadFile(filepath.Join(filepath.Dir(d.cfg), "serve.log"))
+	if !strings.Contains(string(log), "not restoring") || !strings.Contains(string(log), e.ID) || !strings.Contains(string(log), "workspace_roots") {
+		t.Errorf("the log does not say why %s is not restored:\n%s", e.ID, log)
+	}
+
+	if err := os.WriteFile(d.cfg, allowed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d = &daemon{t: t, socket: d.socket, state: d.state, work: d.work, cfg: d.cfg}
+	d.start()
+	defer d.stop()
+	res, err := d.client(e2eToken).Exec(ctx, e.ID, client.ExecRequest{Argv: []string{"cat", "f", "hello.txt"}})
+	if err != nil || res.Stdout != "kept\nhello\n" {
+		t.Fatalf("the environment with its root allowed again: %+v %v", res, err)
 	}
 }
