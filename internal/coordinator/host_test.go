@@ -28,22 +28,38 @@ const local = config.LocalCoordinatorTenant
 // serve does, and returns its client and a workspace under its root.
 func daemon(t *testing.T) (*client.Client, string) {
 	t.Helper()
-	mgr := envtest.New(t)
 	root := t.TempDir()
-	ws := filepath.Join(root, "ws")
-	os.MkdirAll(ws, 0o755)
-	os.WriteFile(filepath.Join(ws, "README"), []byte("hi\n"), 0o644)
-	s, err := api.New(api.Options{Config: config.Local(envToken, root), Service: mgr})
+	cs := serveDaemon(t, config.Local(envToken, root), envToken)
+	return cs[0], workspaceIn(root)
+}
+
+// serveDaemon serves an in-process environment manager with cfg and returns
+// a client of it for each token.
+func serveDaemon(t *testing.T, cfg *config.Config, tokens ...string) []*client.Client {
+	t.Helper()
+	s, err := api.New(api.Options{Config: cfg, Service: envtest.New(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
-	c, err := client.New(client.Options{URL: ts.URL, Token: envToken})
-	if err != nil {
-		t.Fatal(err)
+	var cs []*client.Client
+	for _, tok := range tokens {
+		c, err := client.New(client.Options{URL: ts.URL, Token: tok})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
 	}
-	return c, ws
+	return cs
+}
+
+// workspaceIn makes a workspace (a README) under root and returns it.
+func workspaceIn(root string) string {
+	ws := filepath.Join(root, "ws")
+	os.MkdirAll(ws, 0o755)
+	os.WriteFile(filepath.Join(ws, "README"), []byte("hi\n"), 0o644)
+	return ws
 }
 
 func open(t *testing.T, c *client.Client, state string) *Host {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +12,7 @@ import (
 
 	"github.com/agentbox/agentbox/client"
 	"github.com/agentbox/agentbox/internal/agent"
-	"github.com/agentbox/agentbox/internal/api"
 	"github.com/agentbox/agentbox/internal/config"
-	"github.com/agentbox/agentbox/internal/env/envtest"
 	"github.com/agentbox/agentbox/internal/journal"
 )
 
@@ -24,12 +21,7 @@ import (
 // clients and a workspace under each root.
 func tenantDaemon(t *testing.T) (ca, cb *client.Client, wsA, wsB string) {
 	t.Helper()
-	mgr := envtest.New(t)
 	roots := [2]string{t.TempDir(), t.TempDir()}
-	for _, r := range roots {
-		os.MkdirAll(filepath.Join(r, "ws"), 0o755)
-		os.WriteFile(filepath.Join(r, "ws", "README"), []byte("hi\n"), 0o644)
-	}
 	cfg, err := config.Parse([]byte(fmt.Sprintf(`state_dir: %s
 tenants:
   alice: {workspace_roots: [%s]}
@@ -41,19 +33,8 @@ tokens:
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := api.New(api.Options{Config: cfg, Service: mgr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
-	var cs [2]*client.Client
-	for i, tok := range []string{"alice-env-0123456789ab", "bob-env-0123456789abcd"} {
-		if cs[i], err = client.New(client.Options{URL: ts.URL, Token: tok}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return cs[0], cs[1], filepath.Join(roots[0], "ws"), filepath.Join(roots[1], "ws")
+	cs := serveDaemon(t, cfg, "alice-env-0123456789ab", "bob-env-0123456789abcd")
+	return cs[0], cs[1], workspaceIn(roots[0]), workspaceIn(roots[1])
 }
 
 // logs collects a Host's log lines.
