@@ -190,7 +190,9 @@ func (e *Env) Restore(ctx context.Context, diff []byte) error {
 // (workspace.Reverse of its Diff) and diff applied, all or nothing. A durable
 // session rolls back a write a correction made stale with it (agent.Rewinder).
 // A change that cannot be reversed (a binary file, a diff cut at its size
-// limit) is an error and nothing is changed.
+// limit) is an error and nothing is changed. A directory holding only empty
+// ones where the recorded state has a file (diffs carry no directories) is
+// removed and the file made again (workspace.Root.ApplyPatch).
 func (e *Env) Rewind(ctx context.Context, diff []byte) error {
 	now, err := e.Diff(ctx)
 	if err != nil {

@@ -51,3 +51,33 @@ func TestRewind(t *testing.T) {
 		t.Fatalf("after rewinding to the start: version %s (want %s), diff\n%s", e.Workspace.Snapshot().Version, start, got)
 	}
 }
+
+// TestRewindHollowDirectory: a file the session removed, whose path then held
+// a directory until its last file went, leaves a directory holding only empty
+// ones, which no diff carries: rewinding to before the removal makes the path
+// the file again (the directories go), where git apply would refuse
+// ("Directory not empty") and the rollback of a stale write would be kept.
+func TestRewindHollowDirectory(t *testing.T) {
+	ws := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(ws, "x"), []byte("x\n"), 0o644))
+	ctx := context.Background()
+	e, err := OpenEnv(ctx, EnvOptions{Service: envtest.New(t), Owner: env.Owner{Tenant: "test", Task: "rewind-hollow"}, Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(ctx)
+	start := e.Workspace.Snapshot().Version
+	wantOK(t, call(t, e.Registry, "fs.remove", `{"path":"x"}`))
+	wantOK(t, call(t, e.Registry, "fs.write", `{"path":"x/y/f","content":"f\n"}`))
+	wantOK(t, call(t, e.Registry, "fs.remove", `{"path":"x/y/f"}`))
+	if l := call(t, e.Registry, "fs.list", `{"path":"x"}`); !l.OK || !bytes.Contains(l.Data, []byte(`"x/y"`)) {
+		t.Fatalf("x does not hold the empty directory y: %+v", l)
+	}
+	if err := e.Rewind(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	r := call(t, e.Registry, "fs.read", `{"path":"x"}`)
+	if !r.OK || r.Text != "x\n" || e.Workspace.Snapshot().Version != start {
+		t.Fatalf("after rewinding: x reads %+v, version %s (want %s)", r, e.Workspace.Snapshot().Version, start)
+	}
+}

@@ -167,7 +167,12 @@ func diffSnap(want, got map[string]string) string {
 // symlink that points out of the workspace, which git apply creates: if want has a
 // new one, ApplyPatch must fail with ErrEscape and change nothing.
 func roundTrip(t fataler, base string, patch []byte, want map[string]string) {
-	before := snapshot(t, base)
+	gitRoundTrip(t, base, patch, want)
+	ourRoundTrip(t, base, patch, want)
+}
+
+// gitRoundTrip is roundTrip's half with git apply.
+func gitRoundTrip(t fataler, base string, patch []byte, want map[string]string) {
 	scratch, err := os.MkdirTemp(filepath.Dir(base), "rt-*")
 	if err != nil {
 		t.Fatalf("%v", err)
@@ -181,6 +186,16 @@ func roundTrip(t fataler, base string, patch []byte, want map[string]string) {
 	if d := diffSnap(want, snapshot(t, g)); d != "" {
 		t.Fatalf("git apply result differs:\n%spatch:\n%s", d, patch)
 	}
+}
+
+// ourRoundTrip is roundTrip's half with ApplyPatch.
+func ourRoundTrip(t fataler, base string, patch []byte, want map[string]string) {
+	before := snapshot(t, base)
+	scratch, err := os.MkdirTemp(filepath.Dir(base), "rt-*")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	defer os.RemoveAll(scratch)
 	a := filepath.Join(scratch, "ours")
 	copyTree(t, base, a)
 	r, err := OpenRoot(a, Options{})

@@ -49,7 +49,10 @@ type PatchedFile struct {
 // A patch that mixes git and plain file headers is read as a git patch.
 //
 // The write phase deletes first (removing directories it empties, as git does),
-// then writes each file atomically. "All or nothing" holds against anything wrong
+// then writes each file atomically. A file may replace a directory only if the
+// patch deletes every file below it; one that holds nothing but empty
+// directories, which no diff carries, is removed whole (git apply refuses it:
+// "Directory not empty"), so a reversed diff makes the file again. "All or nothing" holds against anything wrong
 // with the patch; an I/O error in the write phase itself can leave earlier files
 // written.
 func (r *Root) ApplyPatch(patch []byte) (PatchReport, error) {

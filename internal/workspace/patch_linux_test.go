@@ -17,6 +17,8 @@ var patchBase = map[string]string{
 	"dirin": "->sub",
 	"link":  "->f",
 	"loop":  "->loop",
+	// hollow holds nothing but empty directories, which no diff carries.
+	"hollow/a/b": "/",
 }
 
 func TestApplyPatch(t *testing.T) {
@@ -61,6 +63,16 @@ func TestApplyPatch(t *testing.T) {
 		{name: "symlink loop replaced by a directory", patch: "diff --git a/loop b/loop\ndeleted file mode 120000\n--- a/loop\n+++ /dev/null\n@@ -1 +0,0 @@\n-loop\n\\ No newline at end of file\n" +
 			"diff --git a/loop/f b/loop/f\nnew file mode 100644\n--- /dev/null\n+++ b/loop/f\n@@ -0,0 +1 @@\n+in\n",
 			changes: map[string]string{"loop": "", "loop/f": "in\n"}},
+		// A diff carries no directories, so one that puts a file where the tree
+		// holds only empty directories (a rewind to before they were made) is
+		// applied by removing them, where git apply fails ("Directory not empty").
+		{name: "new file over a directory holding only empty ones", patch: "diff --git a/hollow b/hollow\nnew file mode 100644\n--- /dev/null\n+++ b/hollow\n@@ -0,0 +1 @@\n+x\n",
+			changes: map[string]string{"hollow": "x\n"},
+			check: func(t *testing.T, dir string, _ PatchReport, _ error) {
+				if fi, err := os.Lstat(filepath.Join(dir, "hollow")); err != nil || !fi.Mode().IsRegular() {
+					t.Errorf("hollow is %v (%v), not a file", fi, err)
+				}
+			}},
 		{name: "garbage between files is skipped", patch: "# agentbox: omitted \"x\": too big\n" + modF + "# note\n",
 			changes: map[string]string{"f": "1\ntwo\n3\n4\n5\n6\n7\n8\n9\n10\n"}},
 
