@@ -317,16 +317,7 @@ func (tl *tally) count(point string) {
 
 // reconciled tallies the verdicts a trial's recoveries took from a process.
 func (tl *tally) reconciled(t testing.TB, dir string) {
-	s, err := journal.Open(dir, journal.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	evs, err := s.Events(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range evs {
+	for _, e := range loadEvents(t, dir) {
 		var r trace.Reconcile
 		if e.Type != trace.RecoveryReconciled || json.Unmarshal(e.Data, &r) != nil || r.Capability != trace.CapabilityProcess {
 			continue

@@ -201,7 +201,7 @@ func TestApprovalWait(t *testing.T) {
 	}
 }
 
-func loadEvents(t *testing.T, dir string) []trace.Event {
+func loadEvents(t testing.TB, dir string) []trace.Event {
 	t.Helper()
 	s, err := journal.Open(dir, journal.Options{NoSync: true})
 	if err != nil {

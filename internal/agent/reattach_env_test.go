@@ -127,16 +127,7 @@ func waitEvent(t *testing.T, dir string, typ trace.Type, nth int) trace.Event {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		s, err := journal.Open(dir, journal.Options{NoSync: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs, err := s.Events(0)
-		s.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = slices.DeleteFunc(evs, func(e trace.Event) bool { return e.Type != typ })
+		evs := slices.DeleteFunc(loadEvents(t, dir), func(e trace.Event) bool { return e.Type != typ })
 		if len(evs) >= nth {
 			return evs[nth-1]
 		}
@@ -158,19 +149,8 @@ func pointOf(t *testing.T, dir string, typ trace.Type, nth int) string {
 // outcomes are the RecoveryReconciled outcomes of call_1, and its results.
 func outcomes(t *testing.T, dir string) (rec []string, results []trace.ToolFinish) {
 	t.Helper()
-	s, err := journal.Open(dir, journal.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.Load(); err != nil { // the invariants hold: every event folds strictly
-		t.Fatal(err)
-	}
-	evs, err := s.Events(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range evs {
+	loadState(t, dir) // the invariants hold: every event folds strictly
+	for _, e := range loadEvents(t, dir) {
 		switch {
 		case e.CallID != "call_1":
 		case e.Type == trace.RecoveryReconciled:
