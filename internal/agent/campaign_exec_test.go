@@ -76,7 +76,10 @@ func (d *memDaemon) execSpec() tool.Spec {
 			d.mu.Lock()
 			ended, ok := d.procs[p.Process]
 			d.mu.Unlock()
-			if !ok || p.Env != memDaemonID {
+			switch {
+			case p.Env != memDaemonID:
+				return false, nil, tool.ErrElsewhere
+			case !ok:
 				return false, nil, fmt.Errorf("%w: %s", tool.ErrGone, p.Process)
 			}
 			return !ended, func(context.Context) (tool.Result, error) {

@@ -28,8 +28,9 @@ import (
 // serve does, and returns a client-side service (wire.Remote, as a
 // coordinator's driver speaks to its daemon) and an environment made on it:
 // the environment and its processes outlive every driver the test runs.
-// keep is the manager's KeepFinished (0: its default).
-func daemonEnv(t *testing.T, keep int) (*wire.Remote, string) {
+// keep is the manager's KeepFinished (0: its default). It returns the
+// environment's workspace too.
+func daemonEnv(t *testing.T, keep int) (*wire.Remote, string, string) {
 	t.Helper()
 	testenv.RequireRoot(t)
 	m, err := env.NewManager(env.Config{StateDir: t.TempDir(), KeepFinished: keep})
@@ -62,7 +63,7 @@ func daemonEnv(t *testing.T, keep int) (*wire.Remote, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, info.ID
+	return r, info.ID, ws
 }
 
 // byHistory proposes its decisions in order, the next one after the calls
@@ -183,7 +184,7 @@ func ledgerOf(t *testing.T, svc tool.Service, id string) string {
 // and output, the command having run exactly once (its ledger, ran.log, has
 // one line).
 func TestReattachStillRunning(t *testing.T) {
-	svc, id := daemonEnv(t, 0)
+	svc, id, _ := daemonEnv(t, 0)
 	dir := t.TempDir()
 	p := byHistory{call("exec.run", map[string]any{"command": "echo run >> ran.log; while [ ! -e release ]; do sleep 0.05; done; echo finished"})}
 	// The crash points are the seqs of events of this session: found as the
@@ -237,7 +238,7 @@ func TestReattachEnded(t *testing.T) {
 		{"forgotten", "echo run >> ran.log", trace.OutcomeUnknown, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			svc, id := daemonEnv(t, 1)
+			svc, id, _ := daemonEnv(t, 1)
 			dir := t.TempDir()
 			p := byHistory{call("exec.run", map[string]any{"command": tc.command})}
 			if res := daemonDriver(t, dir, svc, id, p, "process-started:5"); res != nil {
@@ -276,5 +277,31 @@ func TestReattachEnded(t *testing.T) {
 				t.Fatalf("%s, results %+v: want the recorded output %q once", res.StopReason, results, want)
 			}
 		})
+	}
+}
+
+// TestReattachElsewhere: a session resumed in another environment than the
+// one its process ran in (a local environment dies with its driver, and the
+// resumed session re-derives a new one) keeps the fingerprint rules: the
+// recorded workspace did not change, so the call had no effect there, and it
+// is decided afresh and run in the new environment.
+func TestReattachElsewhere(t *testing.T) {
+	svc, first, ws := daemonEnv(t, 0)
+	dir := t.TempDir()
+	p := byHistory{call("exec.run", map[string]any{"command": "echo run >> ran.log"})}
+	if res := daemonDriver(t, dir, svc, first, p, "process-started:5"); res != nil {
+		t.Fatalf("the driver did not die: %+v", res)
+	}
+	info, err := svc.Create(context.Background(), env.CreateOptions{Workspace: ws, TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := daemonDriver(t, dir, svc, info.ID, p, "")
+	rec, _ := outcomes(t, dir)
+	if !slices.Equal(rec, []string{trace.OutcomeNotRun}) || res.StopReason != StopPolicy {
+		t.Fatalf("reconciled %v, stopped %s: want not_run, then run afresh", rec, res.StopReason)
+	}
+	if l := ledgerOf(t, svc, info.ID); l != "run\n" {
+		t.Fatalf("the new environment's ran.log %q, want one run", l)
 	}
 }

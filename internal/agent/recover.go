@@ -143,12 +143,12 @@ func (l *loop) reattach(ctx context.Context, c *journal.Call, found string) (tra
 	p := c.Process
 	rt, ok := l.o.Tools.(Reattacher)
 	if !ok {
-		return lost(c, found, l.o.EnvID, "the tools cannot find a process again"), nil, nil
+		return lost(c, found, tool.ErrGone), nil, nil
 	}
 	a, err := rt.Reattach(ctx, tool.Call{ID: c.ID, Tool: c.Decision.Tool, Args: c.Decision.Args}, tool.Progress{Env: p.Env, Process: p.Process})
 	switch {
 	case errors.Is(err, tool.ErrGone):
-		return lost(c, found, l.o.EnvID, err.Error()), nil, nil
+		return lost(c, found, err), nil, nil
 	case err != nil:
 		return trace.Reconcile{}, nil, err
 	}
@@ -160,7 +160,7 @@ func (l *loop) reattach(ctx context.Context, c *journal.Call, found string) (tra
 	}
 	out, err := a.Wait(ctx) // it ended: its result is at hand
 	if err != nil {
-		return lost(c, found, l.o.EnvID, err.Error()), nil, nil
+		return lost(c, found, err), nil, nil
 	}
 	r.Outcome, r.Detail = trace.OutcomeFailed, fmt.Sprintf("process %s had ended unsuccessfully; its recorded exit and output are the result", p.Process)
 	if succeeded(out.Envelope) {
@@ -175,15 +175,15 @@ func (l *loop) reattach(ctx context.Context, c *journal.Call, found string) (tra
 // rules (reconcile). One the call's own environment forgot or lost (it was
 // restarted) may have had any effect: it is never run again, unless it is
 // idempotent, and is unknown for a person to check.
-func lost(c *journal.Call, found, envID, why string) trace.Reconcile {
-	if c.Process.Env != envID {
+func lost(c *journal.Call, found string, why error) trace.Reconcile {
+	if errors.Is(why, tool.ErrElsewhere) {
 		r := reconcile(c, found)
 		r.Detail = fmt.Sprintf("its process %s ran in environment %s, gone with its driver: %s", c.Process.Process, c.Process.Env, r.Detail)
 		return r
 	}
 	r := trace.Reconcile{Tool: c.Decision.Tool, Capability: "none", By: byRecovery, Pre: c.Start.Pre, Found: found}
 	if c.Start.Idempotent {
-		r.Outcome, r.Detail = trace.OutcomeRetried, fmt.Sprintf("the environment does not know its process %s (%s); the call is idempotent: run again", c.Process.Process, why)
+		r.Outcome, r.Detail = trace.OutcomeRetried, fmt.Sprintf("the environment does not know its process %s (%v); the call is idempotent: run again", c.Process.Process, why)
 		return r
 	}
 	r.Outcome, r.Detail = trace.OutcomeUnknown, fmt.Sprintf("the environment does not know its process %s (%s): it may have run, and must not run again; a person must check", c.Process.Process, why)
@@ -210,7 +210,7 @@ func (l *loop) finishAttached(ctx context.Context, ac attachedCall, found string
 	}
 	out, err := ac.a.Wait(ctx)
 	if err != nil { // lost while it was waited for
-		r := lost(c, found, l.o.EnvID, err.Error())
+		r := lost(c, found, err)
 		l.log.Emit(trace.RecoveryReconciled, c.Step, c.ID, r)
 		if e, stop := l.halted(); stop {
 			return e, true, nil

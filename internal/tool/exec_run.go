@@ -139,7 +139,7 @@ func (w *Workspace) reattach(ctx context.Context, raw json.RawMessage, p Progres
 		return false, nil, err
 	}
 	if p.Env != w.o.EnvID {
-		return false, nil, fmt.Errorf("%w: process %s ran in environment %s, not in %s", ErrGone, p.Process, p.Env, w.o.EnvID)
+		return false, nil, fmt.Errorf("%w (process %s of %s, not %s)", ErrElsewhere, p.Process, p.Env, w.o.EnvID)
 	}
 	probe, cancel := context.WithTimeout(ctx, reattachProbe)
 	r, err := w.o.Service.Wait(probe, w.o.Owner, w.o.EnvID, p.Process)

@@ -40,6 +40,11 @@ func ReportProgress(ctx context.Context, p Progress) error {
 // lost): nothing can be learnt from it.
 var ErrGone = errors.New("tool: the environment does not know the call's process")
 
+// ErrElsewhere, an ErrGone, is a process recorded in another environment than
+// the tool's: one that died with its driver (a local environment), and took
+// what the process did with it.
+var ErrElsewhere = fmt.Errorf("%w: it ran in another environment", ErrGone)
+
 // Reattach is a tool's way back to a call's process after its driver died
 // (Spec.Reattach): running says whether the process still ran when it was
 // found, and wait returns the call's result from the process, without
