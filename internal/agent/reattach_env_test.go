@@ -18,6 +18,7 @@ import (
 	"github.com/agentbox/agentbox/internal/config"
 	"github.com/agentbox/agentbox/internal/env"
 	"github.com/agentbox/agentbox/internal/journal"
+	"github.com/agentbox/agentbox/internal/taint"
 	"github.com/agentbox/agentbox/internal/testenv"
 	"github.com/agentbox/agentbox/internal/tool"
 	"github.com/agentbox/agentbox/internal/trace"
@@ -90,7 +91,8 @@ func (attached) Restore(context.Context, []byte) error { return nil }
 // dying at the point kill names (runtime.Goexit in the driver's goroutine:
 // nothing after it runs or is recorded, and the registry's recovery of a
 // handler's panic cannot catch it). It returns nil if the driver died.
-func daemonDriver(t *testing.T, dir string, svc tool.Service, id string, p Policy, kill string) *Result {
+// gated drivers have the default permission layer, exec.run granted.
+func daemonDriver(t *testing.T, dir string, svc tool.Service, id string, p Policy, kill string, gated ...bool) *Result {
 	t.Helper()
 	done := make(chan *Result, 1)
 	go func() {
@@ -107,14 +109,23 @@ func daemonDriver(t *testing.T, dir string, svc tool.Service, id string, p Polic
 			return
 		}
 		defer s.Close()
-		e, err := tool.OpenEnv(context.Background(), tool.EnvOptions{Service: svc, ID: id})
+		o := Options{Goal: "run the command", Policy: p, EnvID: id}
+		eo := tool.EnvOptions{Service: svc, ID: id}
+		if len(gated) > 0 && gated[0] {
+			if o.Permissions, err = NewPermissions(PermissionConfig{Grants: []string{"exec:**"}}); err != nil {
+				t.Error(err)
+				return
+			}
+			eo.Gate = o.Permissions
+		}
+		e, err := tool.OpenEnv(context.Background(), eo)
 		if err != nil {
 			t.Error(err)
 			return
 		}
 		defer e.Close(context.Background())
-		res, _, err = RunDurable(context.Background(), s, attached{e}, Options{Goal: "run the command", Policy: p, Tools: e.Registry, EnvID: id},
-			trace.LogOptions{Session: "s-reattach"}, hook)
+		o.Tools = e.Registry
+		res, _, err = RunDurable(context.Background(), s, attached{e}, o, trace.LogOptions{Session: "s-reattach"}, hook)
 		if err != nil {
 			t.Error(err)
 		}
@@ -303,5 +314,31 @@ func TestReattachElsewhere(t *testing.T) {
 	}
 	if l := ledgerOf(t, svc, info.ID); l != "run\n" {
 		t.Fatalf("the new environment's ran.log %q, want one run", l)
+	}
+}
+
+// TestReattachTaint is an attacker's test of the permission layer across a
+// crash: a command whose output carries a credential, read only after its
+// driver died, taints the resumed session as it would have tainted the
+// driver that started it (a crash must not launder what a call read).
+func TestReattachTaint(t *testing.T) {
+	svc, id, _ := daemonEnv(t, 0)
+	dir := t.TempDir()
+	token := "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0dF3gH6"
+	p := byHistory{call("exec.run", map[string]any{"command": "while [ ! -e release ]; do sleep 0.05; done; cat release"})}
+	if res := daemonDriver(t, dir, svc, id, p, "process-started:5", true); res != nil {
+		t.Fatalf("the driver did not die: %+v", res)
+	}
+	if err := svc.WriteFile(context.Background(), env.Owner{}, id, "release", []byte("token: "+token+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	res := daemonDriver(t, dir, svc, id, p, "", true)
+	rec, results := outcomes(t, dir)
+	if res == nil || len(rec) != 1 || len(results) != 1 || !strings.Contains(results[0].Result.Text, token) {
+		t.Fatalf("%+v: reconciled %v, results %+v", res, rec, results)
+	}
+	st := loadState(t, dir)
+	if !slices.ContainsFunc(st.Taint, func(l taint.Label) bool { return l.Rule == "github-token" && l.Call == "call_1" }) {
+		t.Fatalf("the session's taint after the reattached result: %+v, want the token's", st.Taint)
 	}
 }

@@ -209,6 +209,9 @@ func (l *loop) finishAttached(ctx context.Context, ac attachedCall, found string
 		l.crash("reattached", ac.reconciled)
 	}
 	out, err := ac.a.Wait(ctx)
+	if l.o.Permissions != nil {
+		l.observed(c.Step, c.ID) // what its output taints, as if its driver had lived
+	}
 	if err != nil { // lost while it was waited for
 		r := lost(c, found, err)
 		l.log.Emit(trace.RecoveryReconciled, c.Step, c.ID, r)

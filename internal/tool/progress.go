@@ -57,6 +57,7 @@ type Attachment struct {
 	Running bool
 	r       *Registry
 	spec    Spec
+	call    Call
 	wait    func(ctx context.Context) (Result, error)
 	out     *Outcome // once waited for
 }
@@ -64,7 +65,7 @@ type Attachment struct {
 // Reattach finds the process p of call c again, through its tool's
 // Spec.Reattach: ErrGone when the environment does not know it, or the tool
 // has no way back. The call was decided and its gate passed when it started:
-// the gate is not asked again.
+// the gate is not asked again, but observes the result (Attachment.Wait).
 func (r *Registry) Reattach(ctx context.Context, c Call, p Progress) (*Attachment, error) {
 	r.mu.RLock()
 	e, ok := r.tools[c.Tool]
@@ -76,7 +77,7 @@ func (r *Registry) Reattach(ctx context.Context, c Call, p Progress) (*Attachmen
 	if err != nil {
 		return nil, err
 	}
-	return &Attachment{Running: running, r: r, spec: e.spec, wait: wait}, nil
+	return &Attachment{Running: running, r: r, spec: e.spec, call: c, wait: wait}, nil
 }
 
 // Wait waits for the process and returns the call's outcome, as Call would
@@ -92,5 +93,11 @@ func (a *Attachment) Wait(ctx context.Context) (Outcome, error) {
 	}
 	out := a.r.outcome(a.spec, res, "", err)
 	a.out = &out
+	// The gate sees the result as it would have seen the call's (the
+	// taint of what the command printed): a crash launders nothing.
+	if v, ok := a.r.Judge(ctx, a.call); ok {
+		act, _ := a.spec.action(ctx, a.call.Args)
+		a.r.gate.Observe(a.call, act, v, out.Envelope)
+	}
 	return out, nil
 }
