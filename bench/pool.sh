@@ -16,6 +16,10 @@
 #            exec tail and p99/p50.
 # Raw JSON goes to bench/out/pool-*.json. Needs root.
 # Usage: bench/pool.sh [N=50] [ROUNDS=5] [D=1000]   (D=0 skips density)
+# AGENTBOX=path runs that agentbox binary (and the agentbox-init beside it, if
+# any) instead of those built from the tree: a before/after comparison builds the
+# old commit's and runs the script once with them and once without, in one
+# sitting. TAG=name goes into the JSON files' names.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n="${1:-50}"
@@ -23,7 +27,11 @@ rounds="${2:-5}"
 dens="${3:-1000}"
 [ "$(id -u)" = 0 ] || { echo "bench/pool.sh: run as root (environments need it)" >&2; exit 1; }
 mkdir -p bench/out
-go build -o bench/out/agentbox ./cmd/agentbox
+bin="${AGENTBOX:-bench/out/agentbox}"
+tag="${TAG:+-$TAG}"
+# With agentbox-init beside it, as installed (README): the init is package nsinit
+# alone, whose idle memory is what the density run measures.
+[ -n "${AGENTBOX:-}" ] || go build -o bench/out/ ./cmd/agentbox ./cmd/agentbox-init
 go build -o bench/out/envload ./bench/envload
 tmp=$(mktemp -d)
 pid=""
@@ -45,7 +53,7 @@ serve() {
 	tokens: [{name: bench, tenant: bench, file: $tmp/token, scopes: [admin, operator]}]
 	$2
 	EOF
-	bench/out/agentbox serve --config "$tmp/$1.yaml" >"$tmp/$1.log" 2>&1 &
+	"$bin" serve --config "$tmp/$1.yaml" >"$tmp/$1.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 200); do
 		[ -S "$tmp/run/agentbox.sock" ] && curl -sf --unix-socket "$tmp/run/agentbox.sock" http://x/healthz >/dev/null && return
@@ -63,19 +71,19 @@ load() { ./bench/out/envload -socket "$tmp/run/agentbox.sock" -token-file "$tmp/
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 serve cold ""
-load -mode burst -n "$n" -rounds "$rounds" -daemon-pid "$pid" >bench/out/pool-burst-cold.json
+load -mode burst -n "$n" -rounds "$rounds" -daemon-pid "$pid" >bench/out/pool-burst-cold$tag.json
 stop
 serve pool "pools: [{min: $n, max: $((2 * n))}]"
-load -mode burst -n "$n" -rounds "$rounds" -pool-ready "$n" -daemon-pid "$pid" >bench/out/pool-burst-pool.json
+load -mode burst -n "$n" -rounds "$rounds" -pool-ready "$n" -daemon-pid "$pid" >bench/out/pool-burst-pool$tag.json
 stop
 if [ "$dens" -gt 0 ]; then
 	serve density ""
-	load -mode density -n "$dens" -concurrency 4 -daemon-pid "$pid" >bench/out/pool-density.json
+	load -mode density -n "$dens" -concurrency 4 -daemon-pid "$pid" >bench/out/pool-density$tag.json
 	stop
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-python3 - "$dens" <<'EOF'
+python3 - "$dens" "$tag" <<'EOF'
 import json, sys
 def show(name, f):
     r = json.load(open(f))
@@ -85,11 +93,11 @@ def show(name, f):
     return x
 print("| burst | creates | create p50 / p99 ms | create -> first exec p50 / p90 / p99 ms | CPU ms per create+exec: daemon / sandbox |")
 print("|---|---|---|---|---|")
-cold = show("no pool", "bench/out/pool-burst-cold.json")
-pool = show("warm pool", "bench/out/pool-burst-pool.json")
+cold = show("no pool", f"bench/out/pool-burst-cold{sys.argv[2]}.json")
+pool = show("warm pool", f"bench/out/pool-burst-pool{sys.argv[2]}.json")
 print(f"\npool / no pool, create -> first exec: p50 {pool['P50']/cold['P50']:.2f}x, p99 {pool['P99']/cold['P99']:.2f}x")
 if int(sys.argv[1]) > 0:
-    d = json.load(open("bench/out/pool-density.json"))
+    d = json.load(open(f"bench/out/pool-density{sys.argv[2]}.json"))
     print(f"\ndensity: {d['inits']} idle environments created in {d['created_in_s']:.1f} s; create p50 {d['create_ms_first_tenth']['P50']:.1f} ms in the first tenth, {d['create_ms_last_tenth']['P50']:.1f} ms in the last")
     for k, v in d["per_env_mib"].items():
         print(f"  per environment, {k}: {v:.2f}")
