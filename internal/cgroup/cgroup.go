@@ -57,6 +57,9 @@ type Cgroup struct {
 	paused bool       // in killMu: frozen by Pause until Resume
 	mu     sync.Mutex
 	fd     int // v2: directory fd for clone-into-cgroup, -1 until FD is called
+	// hitFiles are the control files Hits reads, kept open (under mu) and
+	// read again at offset 0, until Delete.
+	hitFiles map[string]int
 }
 
 // Name returns the group's name.

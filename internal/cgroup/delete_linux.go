@@ -16,6 +16,10 @@ func (c *Cgroup) Delete() error {
 		unix.Close(c.fd)
 		c.fd = -1
 	}
+	for _, fd := range c.hitFiles {
+		unix.Close(fd)
+	}
+	c.hitFiles = nil
 	c.mu.Unlock()
 	var errs []error
 	for _, dir := range c.paths {

@@ -61,6 +61,11 @@ func TestLimitFiles(t *testing.T) {
 func TestMemoryLimit(t *testing.T) {
 	const limit = 64 << 20
 	cg := newGroup(t, Options{MemoryBytes: limit})
+	// Hits keeps its files open from here: the read after the kill must be the
+	// kernel's new text, not the first one's.
+	if h, err := cg.Hits(); err != nil || h.OOMKills != 0 {
+		t.Fatalf("Hits before the balloon = %+v, %v", h, err)
+	}
 	c := startIn(t, cg, helperCmd("alloc"))
 	err := c.wait()
 	if !signaled(err, syscall.SIGKILL) {

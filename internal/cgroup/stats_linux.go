@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // userHZ is the unit of cpuacct.stat: USER_HZ is 100 on every Linux architecture
@@ -102,18 +105,51 @@ func (c *Cgroup) Hits() (Hits, error) {
 	return h, nil
 }
 
+// readHits reads a control file of Hits through a descriptor kept open: a read at
+// offset 0 makes the kernel generate the file anew, and an exec reads two of them
+// twice (runner: before and after it), where opening and closing them was most of
+// Hits' cost. The descriptor is used under mu, so Delete cannot close it between.
+func (c *Cgroup) readHits(path string) (map[string]int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fd, ok := c.hitFiles[path]
+	if !ok {
+		var err error
+		if fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+			return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		if c.hitFiles == nil {
+			c.hitFiles = map[string]int{}
+		}
+		c.hitFiles[path] = fd
+	}
+	var buf [4096]byte
+	for {
+		n, err := unix.Pread(fd, buf[:], 0)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		case n == len(buf): // never for these files; read it whole
+			return readKeyed(path)
+		}
+		return parseKeyed(string(buf[:n])), nil
+	}
+}
+
 // hitsIn reads oom_kill from mem/oomFile and max from pids/pids.events; a file
 // absent (its controller is not enabled there) or a directory not given counts 0.
 func (c *Cgroup) hitsIn(mem, oomFile, pids string, h *Hits) error {
 	if mem != "" {
-		ev, err := readKeyed(filepath.Join(mem, oomFile))
+		ev, err := c.readHits(filepath.Join(mem, oomFile))
 		if err != nil && !absent(err) {
 			return err
 		}
 		h.OOMKills = ev["oom_kill"]
 	}
 	if pids != "" {
-		ev, err := readKeyed(filepath.Join(pids, "pids.events"))
+		ev, err := c.readHits(filepath.Join(pids, "pids.events"))
 		if err != nil && !absent(err) {
 			return err
 		}
