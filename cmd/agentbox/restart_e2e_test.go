@@ -267,6 +267,9 @@ func TestRestartRootRemoved(t *testing.T) {
 	if _, err := d.client(e2eToken).Get(ctx, e.ID); !client.IsCode(err, client.CodeNotFound) {
 		t.Errorf("Get with the root removed: %v, want not found", err)
 	}
+	if m := daemonMetrics(t, d, "agentbox_environments_unrestored"); m != `agentbox_environments_unrestored{tenant="a"} 1` {
+		t.Errorf("the operator's metrics of unrestored environments: %q", m)
+	}
 	d.stop()
 	log, _ := os.ReadFile(filepath.Join(filepath.Dir(d.cfg), "serve.log"))
 	if !strings.Contains(string(log), "not restoring") || !strings.Contains(string(log), e.ID) || !strings.Contains(string(log), "workspace_roots") {

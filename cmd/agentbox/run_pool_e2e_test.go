@@ -60,7 +60,11 @@ func TestRunPool(t *testing.T) {
 }
 
 // poolMetrics returns the daemon's metrics about its pools.
-func poolMetrics(t *testing.T, d *daemon) string {
+func poolMetrics(t *testing.T, d *daemon) string { return daemonMetrics(t, d, "agentbox_pool_") }
+
+// daemonMetrics returns the daemon's metrics whose names start with prefix,
+// as the operator sees them.
+func daemonMetrics(t *testing.T, d *daemon, prefix string) string {
 	t.Helper()
 	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", d.socket)
@@ -76,7 +80,7 @@ func poolMetrics(t *testing.T, d *daemon) string {
 	b, _ := io.ReadAll(resp.Body)
 	var keep []string
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "agentbox_pool_") {
+		if strings.HasPrefix(l, prefix) {
 			keep = append(keep, l)
 		}
 	}

@@ -13,6 +13,19 @@ type poolStater interface {
 	PoolStats() []env.PoolStat
 }
 
+// refusedCounter counts, by tenant, the recorded environments the Service
+// did not restore at its start (env.Manager.Refused).
+type refusedCounter interface {
+	Refused() map[string]int
+}
+
+// addRefused makes the environments a start left unrestored visible.
+func (m *Metrics) addRefused(count func() map[string]int) {
+	m.reg.MustRegister(&envCollector{count: count, desc: prometheus.NewDesc("agentbox_environments_unrestored",
+		"Environments kept on disk but not restored at the daemon's start because the configuration no longer allows them (tenant removed, workspace outside its roots), by tenant.",
+		[]string{"tenant"}, nil)})
+}
+
 // poolCollector reports the warm pools, by their index in the configuration's
 // pools. Pools belong to no tenant: only the operator sees these series.
 type poolCollector struct {

@@ -83,6 +83,9 @@ func New(o Options) (*Server, error) {
 	if p, ok := o.Service.(poolStater); ok {
 		s.metrics.addPools(p.PoolStats)
 	}
+	if r, ok := o.Service.(refusedCounter); ok {
+		s.metrics.addRefused(r.Refused)
+	}
 	prefixes := []string{o.Config.StateDir}
 	for _, d := range o.Config.WorkspacePresets {
 		prefixes = append(prefixes, d)

@@ -47,6 +47,9 @@ type Manager struct {
 	// tearing counts teardowns under way, which Close waits for: an environment
 	// leaves envs before its teardown ends (a dead init, the reaper).
 	tearing sync.WaitGroup
+	// refused are the recorded environments Recover left on disk unrestored
+	// (Config.Restorable refused them): id → tenant.
+	refused map[string]string
 
 	// pools are the warm pools by shape (poolList in Config.Pools' order),
 	// under mu; fill wakes their filler.
@@ -84,7 +87,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		lock.Close()
 		return nil, fmt.Errorf("env: state directory %s is used by another agentbox process: %w", cfg.StateDir, ErrBusy)
 	}
-	m := &Manager{cfg: cfg, lock: lock, envs: map[string]*environment{}, snaps: map[string]*snapshot{}, snapBytes: map[string]int64{}, tombs: map[string]tomb{},
+	m := &Manager{cfg: cfg, lock: lock, envs: map[string]*environment{}, snaps: map[string]*snapshot{}, snapBytes: map[string]int64{}, tombs: map[string]tomb{}, refused: map[string]string{},
 		stop: make(chan struct{}), reaperDone: make(chan struct{}), fill: make(chan struct{}, 1), fillerDone: make(chan struct{})}
 	fail := func(err error) (*Manager, error) {
 		lock.Close()

@@ -62,9 +62,15 @@ func (m *Manager) Recover() error {
 			if err := ok(r.Options); err != nil {
 				m.cfg.Log.Error("env: not restoring an environment its tenant's configuration no longer allows; its files are kept (allow it again, or remove the directory)",
 					"env", name, "tenant", r.Options.Owner.Tenant, "dir", dir, "err", err)
+				m.mu.Lock()
+				m.refused[name] = r.Options.Owner.Tenant
+				m.mu.Unlock()
 				continue
 			}
 		}
+		m.mu.Lock()
+		delete(m.refused, name)
+		m.mu.Unlock()
 		err = m.restore(r)
 		var le *sandbox.LeftoverError
 		switch {
@@ -82,6 +88,18 @@ func (m *Manager) Recover() error {
 		return err
 	}
 	return nil
+}
+
+// Refused counts, by tenant, the recorded environments Recover left on disk
+// without restoring them because Config.Restorable refused them.
+func (m *Manager) Refused() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]int{}
+	for _, t := range m.refused {
+		out[t]++
+	}
+	return out
 }
 
 // restore starts r's environment again on its sandbox's leftover and makes it

@@ -57,6 +57,9 @@ func TestRecoverRefused(t *testing.T) {
 	if len(asked) != 2 {
 		t.Errorf("Restorable was asked of %q, want both environments", asked)
 	}
+	if n := m.Refused(); len(n) != 1 || n["alice"] != 1 {
+		t.Errorf("Refused = %v, want alice's one", n)
+	}
 	dir := filepath.Join(state, "envs", id)
 	for _, w := range []string{"not restoring", id, "tenant=alice", dir, refused.Error()} {
 		if !strings.Contains(log.String(), w) {
@@ -71,6 +74,9 @@ func TestRecoverRefused(t *testing.T) {
 	}
 
 	m = newManager(t, Config{StateDir: state})
+	if n := m.Refused(); len(n) != 0 {
+		t.Errorf("Refused once allowed again = %v, want none", n)
+	}
 	if got := sh(t, m, id, "cat f README.md"); got != "kept\nhello\n" {
 		t.Errorf("files once allowed again: %q", got)
 	}
