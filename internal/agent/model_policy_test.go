@@ -40,6 +40,16 @@ func newModel(t *testing.T, anthropic, stream bool, prices model.PriceTable, tur
 	return srv, &ModelPolicy{Client: c, Meter: meter, Model: "test-model", Label: provider, Prices: prices}
 }
 
+// keptProtocol fails if a request broke the protocol.
+func keptProtocol(t *testing.T, got []modeltest.Received) {
+	t.Helper()
+	for i, r := range got {
+		if len(r.Violations) > 0 {
+			t.Fatalf("request %d broke the protocol: %v", i+1, r.Violations)
+		}
+	}
+}
+
 var fixCalcArgs = mustJSON(map[string]string{"path": "calc.py",
 	"old": "def add(a, b):\n    \"\"\"Return the sum of a and b.\"\"\"\n    return a - b",
 	"new": "def add(a, b):\n    \"\"\"Return the sum of a and b.\"\"\"\n    return a + b"})
@@ -79,11 +89,7 @@ func TestModelSessionInMemory(t *testing.T) {
 			if len(got) != 4 || srv.Remaining() != 0 {
 				t.Fatalf("%d requests, %d turns left", len(got), srv.Remaining())
 			}
-			for i, r := range got {
-				if len(r.Violations) > 0 {
-					t.Fatalf("request %d broke the protocol: %v", i+1, r.Violations)
-				}
-			}
+			keptProtocol(t, got)
 			// Request 3 answers both calls of reply 2, as untrusted data; the refusal
 			// is an error result the model can read.
 			res3 := got[2].Results[len(got[2].Results)-2:]

@@ -37,11 +37,7 @@ func TestModelPlan(t *testing.T) {
 			if len(got) != 5 || srv.Remaining() != 0 {
 				t.Fatalf("%d requests, %d turns left", len(got), srv.Remaining())
 			}
-			for i, r := range got {
-				if len(r.Violations) > 0 {
-					t.Fatalf("request %d broke the protocol: %v", i+1, r.Violations)
-				}
-			}
+			keptProtocol(t, got)
 			// Each request carries the conversation's results so far.
 			if r := got[1].Results; len(r) != 1 || !strings.Contains(r[0].Content, "the plan is recorded (2 items)") || r[0].IsError {
 				t.Fatalf("the plan-only reply was answered %+v", r)
