@@ -19,6 +19,20 @@ func sameState(a, b *State) bool {
 	return string(x) == string(y)
 }
 
+// payloadEvent is an event of type typ carrying v, for numbered.
+func payloadEvent(typ trace.Type, v any) trace.Event {
+	b, _ := json.Marshal(v)
+	return trace.Event{Type: typ, Data: b}
+}
+
+// numbered gives evs the seqs 1, 2, ….
+func numbered(evs ...trace.Event) []trace.Event {
+	for i := range evs {
+		evs[i].Seq = int64(i + 1)
+	}
+	return evs
+}
+
 // foldsFromAnySnapshot fails unless a snapshot (through its JSON) of the fold
 // of a random prefix of evs, with a random overlap redelivered and then the
 // tail applied, is full, the fold of all of them.

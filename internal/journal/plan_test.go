@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -129,16 +128,7 @@ func TestFoldPlanProperty(t *testing.T) {
 // change that names other items stale than it makes stale: each breaks the
 // fold.
 func TestFoldPlanInvariants(t *testing.T) {
-	mk := func(typ trace.Type, v any) trace.Event {
-		b, _ := json.Marshal(v)
-		return trace.Event{Type: typ, Data: b}
-	}
-	seq := func(evs ...trace.Event) []trace.Event {
-		for i := range evs {
-			evs[i].Seq = int64(i + 1)
-		}
-		return evs
-	}
+	mk, seq := payloadEvent, numbered
 	created := mk(trace.SessionCreated, trace.SessionInfo{Session: "s", Goal: "g"})
 	item := func(id string, rev int) trace.PlanItem {
 		return trace.PlanItem{ID: id, Text: "t", Status: trace.PlanPending, GoalRevision: rev}

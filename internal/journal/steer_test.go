@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"encoding/json"
 	"errors"
 	"testing"
 
@@ -104,16 +103,7 @@ func TestFoldSteerProperty(t *testing.T) {
 // the kind does not make, a stale call never proposed, an answered goal
 // change: each breaks the fold.
 func TestFoldSteerInvariants(t *testing.T) {
-	mk := func(typ trace.Type, v any) trace.Event {
-		b, _ := json.Marshal(v)
-		return trace.Event{Type: typ, Data: b}
-	}
-	seq := func(evs ...trace.Event) []trace.Event {
-		for i := range evs {
-			evs[i].Seq = int64(i + 1)
-		}
-		return evs
-	}
+	mk, seq := payloadEvent, numbered
 	created := mk(trace.SessionCreated, trace.SessionInfo{Session: "s", Goal: "g"})
 	rev := func(id int64, kind string, r, e int, stale ...string) trace.Event {
 		return mk(trace.GoalRevised, trace.GoalRevision{Steer: trace.SteerRequest{ID: id, Kind: kind}, Revision: r, Epoch: e,
@@ -144,16 +134,7 @@ func TestFoldSteerInvariants(t *testing.T) {
 // fold; a new driver's RecoveryStarted discards a half-made one, which may
 // then be begun again.
 func TestFoldCompaction(t *testing.T) {
-	mk := func(typ trace.Type, v any) trace.Event {
-		b, _ := json.Marshal(v)
-		return trace.Event{Type: typ, Data: b}
-	}
-	seq := func(evs ...trace.Event) []trace.Event {
-		for i := range evs {
-			evs[i].Seq = int64(i + 1)
-		}
-		return evs
-	}
+	mk, seq := payloadEvent, numbered
 	created := mk(trace.SessionCreated, trace.SessionInfo{Session: "s", Goal: "g"})
 	prop := mk(trace.ToolCallProposed, trace.Decision{Tool: "fs.read"})
 	prop.CallID = "c1"
