@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"encoding/json"
 	"errors"
 	"testing"
 
@@ -116,21 +115,6 @@ func TestFoldProcessProperty(t *testing.T) {
 				t.Fatalf("after %s: the call %+v, the rules' %+v", kind, c, m)
 			}
 		}
-		evs := mem.Events()
-		k := rapid.IntRange(0, len(evs)).Draw(t, "watermark")
-		pre, _ := Fold(evs[:k])
-		b, _ := json.Marshal(pre)
-		snap := NewState()
-		if err := json.Unmarshal(b, snap); err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range evs[k:] {
-			if err := snap.Apply(e); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if !sameState(st, snap) {
-			t.Fatalf("a snapshot at %d and the tail differ from the full fold", k)
-		}
+		foldsFromAnySnapshot(t, mem.Events(), st)
 	})
 }
